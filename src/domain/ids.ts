@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from './clock.ts';
+
+/**
+ * Resource ids: a type prefix, 10 characters of time and 16 of randomness in lowercase Crockford
+ * base32 (ULID layout). Ids of one type sort by creation time, so cursor pagination orders by id
+ * alone; lowercase digits and letters sort the same under byte and locale collations.
+ */
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export const ID_PREFIXES = {
+  organization: 'org_',
+  application: 'app_',
+  apiKey: 'key_',
+  session: 'sess_',
+  issuer: 'iss_',
+  event: 'evt_',
+  webhookEndpoint: 'whk_',
+  delivery: 'del_',
+  attempt: 'att_',
+  request: 'req_',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+function encodeTime(ms: number): string {
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[ms % 32] + out;
+    ms = Math.floor(ms / 32);
+  }
+  return out;
+}
+
+function randomPart(length: number): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i] & 31];
+  return out;
+}
+
+export function newId(kind: IdKind, clock?: Clock): string {
+  const ms = (clock ? clock.now() : new Date()).getTime();
+  return ID_PREFIXES[kind] + encodeTime(ms) + randomPart(16);
+}
+
+const ID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** True when `value` has the shape of an id of `kind` (cheap check before any lookup). */
+export function isId(kind: IdKind, value: string): boolean {
+  const prefix = ID_PREFIXES[kind];
+  return value.startsWith(prefix) && ID_BODY.test(value.slice(prefix.length));
+}
