@@ -1,0 +1,100 @@
+import type { ClaimName } from '../../domain/claims.ts';
+import {
+  BBS_MESSAGE_COUNT,
+  HOLDER_SECRET_INDEX,
+  MAX_CLAIM_VALUE_LENGTH,
+  claimAtIndex,
+  typedClaimValue,
+} from './credential.ts';
+
+/**
+ * The JSON value a holder submits as a `bbs` presentation:
+ * `{issuer: "<domain>", proof: "<base64url BBS proof>", disclosed: {"<index>": "<value>", …}}`.
+ * `disclosed` maps the message index of each disclosed claim to its value as signed (see
+ * credential.ts); everything else stays hidden in the proof.
+ */
+export interface BbsPresentation {
+  issuer: string;
+  proof: string;
+  disclosed: Record<string, string>;
+}
+
+/** One disclosed message: its index, the catalogue claim there, and the signed value. */
+export interface DisclosedMessage {
+  index: number;
+  claim: ClaimName;
+  value: string;
+}
+
+/** A presentation whose shape is right; its cryptography is still unchecked. */
+export interface ParsedBbsPresentation {
+  issuer: string;
+  proof: Uint8Array;
+  /** Ascending by index, the order BBS expects. */
+  disclosed: DisclosedMessage[];
+}
+
+export type ParseOutcome = { ok: true; presentation: ParsedBbsPresentation } | { ok: false; message: string };
+
+/** Size of a proof that leaves `undisclosed` messages hidden: 3 G1 points, 4 + U scalars (draft §3.6.3). */
+export function proofLength(undisclosed: number): number {
+  return 3 * 48 + (4 + undisclosed) * 32;
+}
+
+const MAX_DOMAIN_LENGTH = 253;
+const INDEX_KEY = /^(0|[1-9][0-9]*)$/;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function fail(message: string): ParseOutcome {
+  return { ok: false, message };
+}
+
+function parseDisclosed(value: unknown): DisclosedMessage[] | string {
+  if (!isPlainObject(value)) return '`disclosed` must be an object of message index to value';
+  const messages: DisclosedMessage[] = [];
+  for (const [key, claimValue] of Object.entries(value)) {
+    if (!INDEX_KEY.test(key)) return `\`disclosed\` key "${key.slice(0, 20)}" is not a message index`;
+    const index = Number(key);
+    if (index === HOLDER_SECRET_INDEX) return `message ${index} is the holder secret, which is never disclosed`;
+    const claim = claimAtIndex(index);
+    if (claim === undefined) return `message index ${index} is not a claim of the credential`;
+    if (typeof claimValue !== 'string' || claimValue.length > MAX_CLAIM_VALUE_LENGTH) {
+      return `disclosed ${claim} must be a string of at most ${MAX_CLAIM_VALUE_LENGTH} characters`;
+    }
+    if (typedClaimValue(claim, claimValue) === undefined) return `disclosed ${claim} has an impossible value`;
+    messages.push({ index, claim, value: claimValue });
+  }
+  return messages.sort((a, b) => a.index - b.index);
+}
+
+function parseProof(value: unknown, disclosedCount: number): Uint8Array | string {
+  if (typeof value !== 'string' || !BASE64URL.test(value)) return '`proof` must be a base64url string';
+  const bytes = Buffer.from(value, 'base64url');
+  // Non-canonical encodings (stray trailing bits) would give several strings for one proof.
+  if (bytes.toString('base64url') !== value) return '`proof` is not canonical base64url';
+  const expected = proofLength(BBS_MESSAGE_COUNT - disclosedCount);
+  if (bytes.length !== expected) {
+    return `\`proof\` of a credential disclosing ${disclosedCount} messages is ${expected} bytes, not ${bytes.length}`;
+  }
+  return new Uint8Array(bytes);
+}
+
+/** Checks the shape of a submitted `bbs` presentation; never throws. */
+export function parseBbsPresentation(value: unknown): ParseOutcome {
+  if (!isPlainObject(value)) return fail('a bbs presentation is an object {issuer, proof, disclosed}');
+  const unknownKey = Object.keys(value).find((key) => !['issuer', 'proof', 'disclosed'].includes(key));
+  if (unknownKey !== undefined) return fail(`unexpected field "${unknownKey.slice(0, 40)}"`);
+  const { issuer } = value;
+  if (typeof issuer !== 'string' || issuer.length === 0 || issuer.length > MAX_DOMAIN_LENGTH) {
+    return fail('`issuer` must be the issuing university domain');
+  }
+  const disclosed = parseDisclosed(value.disclosed);
+  if (typeof disclosed === 'string') return fail(disclosed);
+  const proof = parseProof(value.proof, disclosed.length);
+  if (typeof proof === 'string') return fail(proof);
+  return { ok: true, presentation: { issuer, proof, disclosed } };
+}
