@@ -1,0 +1,109 @@
+import type { DisclosedClaims } from '../../domain/claims.ts';
+import type { PresentationCheck, PresentationContext, PresentationVerifier, RejectionReason, TrustRegistry, TrustedIssuer } from '../types.ts';
+import { parseCompactSdJwt, type CompactSdJwt } from './compact.ts';
+import { STUDENT_CREDENTIAL_VCT } from './credential.ts';
+import { resolveDisclosures } from './disclosures.ts';
+import { importPublicKey, isAllowedAlgorithm, verifyJws, type SdJwtAlgorithm } from './jose.ts';
+import { checkKeyBinding } from './key-binding.ts';
+
+/**
+ * Service side of `sd-jwt-vc`. Every check is explicit rather than delegated to the library's
+ * verify(), which would judge `exp` (the shared qualify step does that), accept disclosures no
+ * digest refers to, and check neither `aud` nor the age of the KB-JWT.
+ */
+
+/** `typ` values of an SD-JWT VC: the current one and the one of earlier drafts. */
+const SD_JWT_VC_TYPES = ['dc+sd-jwt', 'vc+sd-jwt'];
+
+function reject(reason: RejectionReason, message: string): PresentationCheck {
+  return { ok: false, reason, message };
+}
+
+/** The domain of an `iss` of the form `https://<domain>`, nothing more; undefined otherwise. */
+export function issuerDomain(iss: unknown): string | undefined {
+  if (typeof iss !== 'string') return undefined;
+  try {
+    const url = new URL(iss);
+    if (url.protocol !== 'https:' || iss !== `https://${url.hostname}`) return undefined;
+    return url.hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The registry entry for `domain` whose key verifies the issuer signature. Several entries may
+ * share a domain (key rotation): any of them may vouch. The key is always the registry's, never
+ * one the credential carries (`jwk`, `x5c`, `kid` headers are ignored).
+ */
+function findSigner(sdJwt: CompactSdJwt, alg: SdJwtAlgorithm, candidates: TrustedIssuer[]): TrustedIssuer | undefined {
+  return candidates.find((issuer) => {
+    const key = importPublicKey(issuer.keys.sdJwtVc, alg);
+    return key !== undefined && verifyJws(sdJwt.issuerJwt.signingInput, sdJwt.issuerJwt.signature, key, alg);
+  });
+}
+
+/** Catalogue claims of the disclosed payload, with the types the catalogue gives them. */
+function catalogueClaims(payload: Record<string, unknown>): DisclosedClaims | string {
+  const claims: DisclosedClaims = {};
+  if (payload.is_active_student !== undefined) {
+    if (typeof payload.is_active_student !== 'boolean') return 'is_active_student is not a boolean';
+    claims.is_active_student = payload.is_active_student;
+  }
+  for (const name of ['university_domain', 'academic_level', 'valid_until'] as const) {
+    if (payload[name] === undefined) continue;
+    if (typeof payload[name] !== 'string') return `${name} is not a string`;
+    claims[name] = payload[name];
+  }
+  return claims;
+}
+
+/** `exp` as ISO 8601, undefined when absent, or an error message when it is not a usable time. */
+function expiry(exp: unknown): { expiresAt?: string } | string {
+  if (exp === undefined) return {};
+  const date = typeof exp === 'number' ? new Date(exp * 1000) : undefined;
+  if (!date || Number.isNaN(date.getTime())) return 'exp is not a NumericDate';
+  return { expiresAt: date.toISOString() };
+}
+
+async function verifyPresentation(presentation: unknown, context: PresentationContext, registry: TrustRegistry): Promise<PresentationCheck> {
+  if (typeof presentation !== 'string') return reject('malformed_presentation', 'an sd-jwt-vc presentation is a compact SD-JWT string');
+  const sdJwt = parseCompactSdJwt(presentation);
+  if (!sdJwt) return reject('malformed_presentation', 'not a compact SD-JWT (<jwt>~<disclosures>~<kb-jwt>)');
+  const { header, payload } = sdJwt.issuerJwt;
+  if (!isAllowedAlgorithm(header.alg)) return reject('algorithm_not_allowed', `issuer JWT algorithm ${JSON.stringify(header.alg)} is not allowed`);
+  if (header.crit !== undefined) return reject('malformed_presentation', 'issuer JWT has critical header parameters we do not understand');
+
+  const domain = issuerDomain(payload.iss);
+  if (!domain) return reject('untrusted_issuer', 'iss is not of the form https://<university domain>');
+  const trusted = await registry.issuers(context.environment, 'sd-jwt-vc');
+  const candidates = trusted.filter((issuer) => issuer.domain.toLowerCase() === domain && issuer.keys.sdJwtVc !== undefined);
+  if (candidates.length === 0) return reject('untrusted_issuer', `${domain} is not a trusted ${context.environment} issuer`);
+  const issuer = findSigner(sdJwt, header.alg, candidates);
+  if (!issuer) return reject('invalid_signature', `the credential is not signed by the registered key of ${domain}`);
+
+  if (typeof header.typ !== 'string' || !SD_JWT_VC_TYPES.includes(header.typ)) return reject('malformed_presentation', 'issuer JWT typ is not dc+sd-jwt');
+  if (payload.vct !== STUDENT_CREDENTIAL_VCT) return reject('malformed_presentation', `vct is not ${STUDENT_CREDENTIAL_VCT}`);
+  if (payload._sd_alg !== undefined && payload._sd_alg !== 'sha-256') return reject('algorithm_not_allowed', 'only sha-256 disclosure digests are accepted');
+  const disclosed = resolveDisclosures(payload, sdJwt.disclosures);
+  if (!disclosed.ok) return reject('invalid_disclosure', disclosed.message);
+  const claims = catalogueClaims(disclosed.claims);
+  if (typeof claims === 'string') return reject('malformed_presentation', claims);
+  const expires = expiry(payload.exp);
+  if (typeof expires === 'string') return reject('malformed_presentation', expires);
+
+  const binding = checkKeyBinding(sdJwt, payload, context);
+  if (!binding.ok) return binding;
+  return { ok: true, presentation: { format: 'sd-jwt-vc', issuer, claims, ...expires } };
+}
+
+/**
+ * Verifies an IETF SD-JWT VC presentation (compact SD-JWT with KB-JWT) of a StudentCredential.
+ * Returns the registry entry whose key signed and the disclosed catalogue claims; does not judge
+ * qualification (inactive, expired, missing claims). Never throws for bad input; registry
+ * failures propagate, they are faults.
+ */
+export const sdJwtVcVerifier: PresentationVerifier = {
+  format: 'sd-jwt-vc',
+  verify: verifyPresentation,
+};
