@@ -1,0 +1,62 @@
+import { ConfigError } from '../config.ts';
+import { appsList } from './apps.ts';
+import { defaultContext, parseCommandArgs, UsageError, type CliContext, type Command } from './command.ts';
+import { keysCreate } from './keys.ts';
+import { orgCreate } from './org.ts';
+
+export const COMMANDS: Command[] = [orgCreate, keysCreate, appsList];
+
+function overview(commands: Command[]): string {
+  const width = Math.max(...commands.map((c) => c.path.join(' ').length));
+  return [
+    'Usage: matricula <command> [options]',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`),
+    '',
+    'The database is the one named by DATABASE_URL (default sqlite:./data/matricula.sqlite).',
+    'Run "matricula <command> --help" for the options of a command.',
+  ].join('\n');
+}
+
+function commandHelp(command: Command): string {
+  return `${command.summary}\n\nUsage: ${command.usage}`;
+}
+
+/** Runs the CLI; returns the exit code (0 ok, 1 failure, 2 usage). */
+export async function runCli(argv: string[], context?: CliContext & { close?(): Promise<void> }): Promise<number> {
+  const ctx = context ?? defaultContext();
+  try {
+    const command = COMMANDS.find((c) => c.path.every((word, i) => argv[i] === word));
+    if (!command) {
+      const group = COMMANDS.filter((c) => c.path[0] === argv[0]);
+      const wantsHelp = argv.length === 0 || argv.includes('--help') || argv.includes('-h') || argv[0] === 'help';
+      if (wantsHelp || group.length > 0) {
+        ctx.stdout(overview(group.length > 0 ? group : COMMANDS));
+        return wantsHelp ? 0 : 2;
+      }
+      ctx.stderr(`Unknown command "${argv.join(' ')}".\n\n${overview(COMMANDS)}`);
+      return 2;
+    }
+    const { values, positionals } = parseCommandArgs(command, argv.slice(command.path.length));
+    if (values.help) {
+      ctx.stdout(commandHelp(command));
+      return 0;
+    }
+    return await command.run(values, positionals, ctx);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      const command = COMMANDS.find((c) => c.path.every((word, i) => argv[i] === word));
+      ctx.stderr(`Error: ${err.message}${command ? `\n\nUsage: ${command.usage}` : ''}`);
+      return 2;
+    }
+    if (err instanceof ConfigError) {
+      ctx.stderr(err.message);
+      return 1;
+    }
+    ctx.stderr(`Error: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  } finally {
+    await ctx.close?.();
+  }
+}

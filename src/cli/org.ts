@@ -1,0 +1,39 @@
+import type { Environment } from '../store/applications.ts';
+import { createOrganization } from '../services/organizations.ts';
+import { printJson, requireOption, UsageError, type Command } from './command.ts';
+import { applicationListEntry, generatedKeyJson } from './views.ts';
+
+export const orgCreate: Command = {
+  path: ['org', 'create'],
+  summary: 'Create an organization with a first application and a first API key',
+  usage: 'matricula org create --name NAME [--environment sandbox|live] [--json]',
+  options: { name: { type: 'string' }, environment: { type: 'string' }, json: { type: 'boolean' } },
+  async run(values, _positionals, ctx) {
+    const name = requireOption(values, 'name');
+    const environment = (values.environment ?? 'sandbox') as string;
+    if (environment !== 'sandbox' && environment !== 'live') throw new UsageError('--environment must be sandbox or live');
+    const store = await ctx.openStore();
+    const created = await createOrganization({ db: store.db, clock: ctx.clock }, { name, environment: environment as Environment });
+    const result = {
+      organization: { id: created.organization.id, name: created.organization.name },
+      application: applicationListEntry(created.application),
+      apiKey: generatedKeyJson(created.apiKey),
+    };
+    if (values.json) {
+      printJson(ctx, result);
+      return 0;
+    }
+    ctx.stdout(
+      [
+        `Organization  ${result.organization.id}  ${result.organization.name}`,
+        `Application   ${result.application.id}  ${result.application.name} (${result.application.environment})`,
+        `API key       ${result.apiKey.id}  ${result.apiKey.name}`,
+        '',
+        `  ${result.apiKey.rawSecret}`,
+        '',
+        'This secret is shown once: store it now. Use it as "Authorization: Bearer <secret>".',
+      ].join('\n'),
+    );
+    return 0;
+  },
+};

@@ -1,0 +1,117 @@
+/**
+ * Configuration: one schema, parsed once at start, failing fast with one line that names the
+ * variable. Everything else receives the parsed {@link Config}; nothing reads process.env.
+ */
+export type Role = 'api' | 'worker' | 'all';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** `{base_url}` of the spec; also the audience presentations must be bound to. */
+  baseUrl: string;
+  /** `{portal_url}` of the spec. */
+  portalUrl: string;
+  /** `{app_scheme}` of the spec. */
+  appScheme: string;
+  databaseUrl: string;
+  webhookAllowPrivateTargets: boolean;
+  /** Seconds between delivery attempts; the last entry is the final retry. */
+  webhookRetrySchedule: number[];
+  /** Largest accepted request body, bytes. */
+  bodyLimitBytes: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  role: Role;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULT_RETRY_SCHEDULE = [10, 60, 300, 1800, 7200, 21600, 43200, 86400];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const ROLES = ['api', 'worker', 'all'] as const;
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(value)) return true;
+  if (['false', '0', 'no'].includes(value)) return false;
+  throw new ConfigError(name, `must be true or false (got "${raw}")`);
+}
+
+function httpUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute http(s) URL (got "${raw}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
+  if (url.search || url.hash) throw new ConfigError(name, `must not have a query or fragment (got "${raw}")`);
+  return raw.replace(/\/+$/, '');
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
+  return raw as T;
+}
+
+export function parseRetrySchedule(raw: string | undefined, name = 'WEBHOOK_RETRY_SCHEDULE'): number[] {
+  if (raw === undefined || raw.trim() === '') return [...DEFAULT_RETRY_SCHEDULE];
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.some((part) => !/^\d+$/.test(part) || Number(part) < 1)) {
+    throw new ConfigError(name, `must be comma-separated whole seconds, each at least 1 (got "${raw}")`);
+  }
+  return parts.map(Number);
+}
+
+function databaseUrl(env: Env): string {
+  const raw = env.DATABASE_URL;
+  if (raw === undefined || raw === '') return 'sqlite:./data/matricula.sqlite';
+  if (/^sqlite:/.test(raw) || /^postgres(ql)?:\/\//.test(raw)) return raw;
+  throw new ConfigError('DATABASE_URL', `must start with sqlite: or postgres:// (got "${raw.replace(/\/\/[^@/]*@/, '//***@')}")`);
+}
+
+/** Parses the environment (and the `--role` flag) into a {@link Config}, or throws {@link ConfigError}. */
+export function loadConfig(env: Env = process.env, argv: string[] = []): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '0.0.0.0';
+  const baseUrl = httpUrl(env, 'BASE_URL', `http://localhost:${port}`);
+  const portalUrl = httpUrl(env, 'PORTAL_URL', baseUrl);
+  const appScheme = env.APP_SCHEME || 'matricula';
+  if (!/^[a-z][a-z0-9+.-]*$/.test(appScheme)) throw new ConfigError('APP_SCHEME', `must be a URI scheme such as "matricula" (got "${appScheme}")`);
+  const roleFlag = argv.find((arg) => arg.startsWith('--role='))?.slice('--role='.length) ?? (argv.includes('--role') ? argv[argv.indexOf('--role') + 1] : undefined);
+  const role = oneOf({ ROLE: roleFlag ?? env.ROLE }, 'ROLE', ROLES, 'all');
+  return {
+    port,
+    host,
+    baseUrl,
+    portalUrl,
+    appScheme,
+    databaseUrl: databaseUrl(env),
+    webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    role,
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * One error vocabulary: a closed list of codes, each with its HTTP status. Every error response
+ * of the API is `{success: false, error: {code, message, param?, requestId}}`.
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unauthenticated: 401,
+  key_revoked: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  invalid_state: 409,
+  idempotency_conflict: 409,
+  session_expired: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly param?: string;
+
+  constructor(code: ErrorCode, message: string, options: { param?: string } = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.param = options.param;
+  }
+}
+
+export const invalidRequest = (message: string, param?: string) => new ApiError('invalid_request', message, { param });
+export const notFound = (what: string, param?: string) => new ApiError('not_found', `No such ${what}.`, { param });
+export const forbidden = (message: string) => new ApiError('forbidden', message);
+export const invalidState = (message: string) => new ApiError('invalid_state', message);

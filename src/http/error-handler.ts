@@ -1,0 +1,87 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, ERROR_STATUS, type ErrorCode } from '../errors.ts';
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+function pathToParam(context: string | undefined, instancePath: string, extra?: string): string | undefined {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (extra) parts.push(extra);
+  if (parts.length === 0) return context === 'body' ? undefined : context;
+  return parts.join('.');
+}
+
+/** Turns the first schema violation into one clear sentence naming the field. */
+export function validationToApiError(errors: AjvError[], context: string | undefined): ApiError {
+  const first = errors[0];
+  const where = context === 'querystring' ? 'query parameter' : context === 'params' ? 'path parameter' : 'field';
+  switch (first.keyword) {
+    case 'additionalProperties': {
+      const name = String(first.params.additionalProperty);
+      const param = pathToParam(context, first.instancePath, name);
+      return new ApiError('invalid_request', `Unknown ${where} '${param}'.`, { param });
+    }
+    case 'required': {
+      const name = String(first.params.missingProperty);
+      const param = pathToParam(context, first.instancePath, name);
+      return new ApiError('invalid_request', `Missing required ${where} '${param}'.`, { param });
+    }
+    default: {
+      const param = pathToParam(context, first.instancePath);
+      if (!param) return new ApiError('invalid_request', `The request body ${first.message ?? 'is invalid'}.`);
+      return new ApiError('invalid_request', `Invalid ${where} '${param}': ${first.message ?? 'invalid value'}.`, { param });
+    }
+  }
+}
+
+const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
+  400: 'invalid_request',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'invalid_state',
+  410: 'session_expired',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  503: 'service_unavailable',
+};
+
+/** Maps framework errors (body parsing, limits) onto the closed list; anything unknown is a 500. */
+function toApiError(error: FastifyError): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.validation) return validationToApiError(error.validation as AjvError[], error.validationContext);
+  const status = error.statusCode ?? 500;
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('payload_too_large', 'The request body is larger than the limit.');
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('unsupported_media_type', 'Send the body as application/json.');
+  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ApiError('invalid_request', 'The body is empty but Content-Type is application/json.');
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new ApiError('invalid_request', 'The body is not valid JSON.');
+  const code = status < 500 ? STATUS_CODES[status] : undefined;
+  if (code) return new ApiError(code, status === 400 ? 'The request is malformed.' : error.message);
+  return new ApiError('internal_error', 'Something went wrong on our side. Quote the request id when you report it.');
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.status === 401) reply.header('www-authenticate', 'Bearer');
+  return reply.status(ERROR_STATUS[error.code]).send({
+    success: false,
+    error: { code: error.code, message: error.message, ...(error.param ? { param: error.param } : {}), requestId: String(request.id) },
+  });
+}
+
+/** One handler for every error, one response shape; details of faults go to the log only. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(request, reply, apiError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+}

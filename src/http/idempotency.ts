@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../domain/clock.ts';
+import { ApiError } from '../errors.ts';
+import type { Db } from '../store/db.ts';
+import { claimIdempotencyKey, completeIdempotency, findIdempotency, releaseIdempotency } from '../store/idempotency.ts';
+
+/** How long a key is remembered. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency: { scope: string; key: string } | null;
+  }
+}
+
+function fingerprintOf(request: FastifyRequest): string {
+  const path = request.url.split('?')[0];
+  return createHash('sha256').update(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
+}
+
+/**
+ * `Idempotency-Key` on POST: the first request's response is kept 24 h and replayed for the same
+ * key and the same request; the same key with another request is a 409, as is a key whose first
+ * request is still running. Keys are scoped to the caller's organization and environment.
+ */
+export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: Clock }): void {
+  const { db, clock } = deps;
+  app.decorateRequest('idempotency', null);
+
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method !== 'POST') return;
+    const raw = request.headers['idempotency-key'];
+    if (raw === undefined) return;
+    const key = Array.isArray(raw) ? raw[0] : raw;
+    if (!KEY_SHAPE.test(key)) throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 printable characters.', { param: 'Idempotency-Key' });
+    const scope = request.principal ? `${request.principal.orgId}:${request.principal.environment}` : 'public';
+    const fingerprint = fingerprintOf(request);
+    const now = clock.now();
+    const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
+    await db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('idempotency_key', '=', key).where('created_at', '<', cutoff).execute();
+
+    if (await claimIdempotencyKey(db, scope, key, fingerprint, now.toISOString())) {
+      request.idempotency = { scope, key };
+      return;
+    }
+    const existing = await findIdempotency(db, scope, key);
+    if (!existing) throw new ApiError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry it shortly.');
+    if (existing.fingerprint !== fingerprint) {
+      throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request.', { param: 'Idempotency-Key' });
+    }
+    if (existing.state === 'in_progress') throw new ApiError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry it shortly.');
+    return reply.status(existing.statusCode).header('idempotent-replayed', 'true').type('application/json').send(existing.body);
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const claim = request.idempotency;
+    if (!claim) return payload;
+    request.idempotency = null;
+    if (reply.statusCode >= 500) await releaseIdempotency(db, claim.scope, claim.key);
+    else await completeIdempotency(db, claim.scope, claim.key, reply.statusCode, String(payload));
+    return payload;
+  });
+}

@@ -1,0 +1,80 @@
+import { newId } from '../domain/ids.ts';
+import type { Principal } from '../http/auth.ts';
+import { keysOfApplication } from '../store/api-keys.ts';
+import {
+  countsFor,
+  insertApplication,
+  listActiveApplications,
+  updateApplication as updateApplicationRow,
+  type Application,
+  type Environment,
+} from '../store/applications.ts';
+import type { Db } from '../store/db.ts';
+import { applicationMetrics } from '../store/metrics.ts';
+import type { PageRequest } from '../store/pagination.ts';
+import { applicationForCaller, assertSameEnvironment } from './access.ts';
+import type { ServiceDeps } from './deps.ts';
+
+export interface NewApplication {
+  name: string;
+  environment?: Environment;
+  description?: string | null;
+}
+
+/** Builds and inserts an application row (inside the caller's transaction). */
+export async function insertNewApplication(db: Db, deps: Pick<ServiceDeps, 'clock'>, orgId: string, input: NewApplication): Promise<Application> {
+  const now = deps.clock.now().toISOString();
+  const app: Application = {
+    id: newId('application', deps.clock),
+    orgId,
+    name: input.name,
+    description: input.description ?? null,
+    environment: input.environment ?? 'sandbox',
+    status: 'active',
+    createdAt: now,
+    updatedAt: now,
+  };
+  await insertApplication(db, app);
+  return app;
+}
+
+export async function createApplication(deps: ServiceDeps, principal: Principal, input: NewApplication) {
+  assertSameEnvironment(principal, input.environment ?? 'sandbox');
+  const app = await deps.db.transaction().execute((trx) => insertNewApplication(trx, deps, principal.orgId, input));
+  return { ...app, keyCount: 0, webhookCount: 0 };
+}
+
+export function listApplications(deps: ServiceDeps, principal: Principal, page: PageRequest) {
+  return listActiveApplications(deps.db, principal.orgId, page);
+}
+
+export async function applicationDetails(deps: ServiceDeps, app: Application) {
+  const [counts, keys, metrics] = await Promise.all([
+    countsFor(deps.db, [app.id]),
+    keysOfApplication(deps.db, app.id),
+    applicationMetrics(deps.db, app.id),
+  ]);
+  return { ...app, ...counts.get(app.id)!, keys, metrics };
+}
+
+export async function getApplication(deps: ServiceDeps, principal: Principal, appId: string) {
+  return applicationDetails(deps, await applicationForCaller(deps.db, principal, appId, { param: 'appId' }));
+}
+
+export async function updateApplication(
+  deps: ServiceDeps,
+  principal: Principal,
+  appId: string,
+  changes: { name?: string; description?: string | null },
+) {
+  const app = await applicationForCaller(deps.db, principal, appId, { param: 'appId', mustBeActive: true });
+  await updateApplicationRow(deps.db, app.id, changes, deps.clock.now().toISOString());
+  return getApplication(deps, principal, appId);
+}
+
+/** Archives: the app leaves the list and its keys stop authenticating (checked on every request). */
+export async function archiveApplication(deps: ServiceDeps, principal: Principal, appId: string) {
+  const app = await applicationForCaller(deps.db, principal, appId, { param: 'appId' });
+  if (app.status !== 'archived') await updateApplicationRow(deps.db, app.id, { status: 'archived' }, deps.clock.now().toISOString());
+  return applicationDetails(deps, { ...app, status: 'archived' });
+}

@@ -1,0 +1,10 @@
+import type { Config } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { Db } from '../store/db.ts';
+
+/** What every use case needs, passed in and assembled once by the composition root. */
+export interface ServiceDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+}

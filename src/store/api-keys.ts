@@ -1,0 +1,102 @@
+import type { Db } from './db.ts';
+import type { Environment } from './applications.ts';
+import { fetchPage, type Page, type PageRequest } from './pagination.ts';
+import type { ApiKeysTable } from './schema.ts';
+
+export interface ApiKey {
+  id: string;
+  appId: string;
+  orgId: string;
+  name: string;
+  environment: Environment;
+  keyHint: string;
+  createdAt: string;
+}
+
+function toApiKey(row: Omit<ApiKeysTable, 'key_hash'>): ApiKey {
+  return {
+    id: row.id,
+    appId: row.app_id,
+    orgId: row.org_id,
+    name: row.name,
+    environment: row.environment,
+    keyHint: row.key_hint,
+    createdAt: row.created_at,
+  };
+}
+
+const PUBLIC_COLUMNS = ['id', 'app_id', 'org_id', 'name', 'environment', 'key_hint', 'created_at'] as const;
+
+export async function insertApiKey(db: Db, key: ApiKey, keyHash: string): Promise<void> {
+  await db
+    .insertInto('api_keys')
+    .values({
+      id: key.id,
+      app_id: key.appId,
+      org_id: key.orgId,
+      name: key.name,
+      environment: key.environment,
+      key_hash: keyHash,
+      key_hint: key.keyHint,
+      created_at: key.createdAt,
+    })
+    .execute();
+}
+
+export async function findApiKey(db: Db, orgId: string, id: string): Promise<ApiKey | undefined> {
+  const row = await db.selectFrom('api_keys').select(PUBLIC_COLUMNS).where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+  return row && toApiKey(row);
+}
+
+export async function listApiKeys(
+  db: Db,
+  filter: { orgId: string; environment: Environment; appId?: string },
+  page: PageRequest,
+): Promise<Page<ApiKey>> {
+  let query = db
+    .selectFrom('api_keys')
+    .select(PUBLIC_COLUMNS)
+    .where('org_id', '=', filter.orgId)
+    .where('environment', '=', filter.environment);
+  if (filter.appId) query = query.where('app_id', '=', filter.appId);
+  return fetchPage(query, 'id', page, toApiKey);
+}
+
+export async function keysOfApplication(db: Db, appId: string): Promise<ApiKey[]> {
+  const rows = await db.selectFrom('api_keys').select(PUBLIC_COLUMNS).where('app_id', '=', appId).orderBy('id', 'desc').execute();
+  return rows.map(toApiKey);
+}
+
+/** What authentication needs about a presented secret's hash. */
+export type KeyLookup =
+  | { kind: 'active'; key: ApiKey; appStatus: 'active' | 'archived' }
+  | { kind: 'revoked' }
+  | { kind: 'unknown' };
+
+export async function lookupKeyByHash(db: Db, keyHash: string): Promise<KeyLookup> {
+  const row = await db
+    .selectFrom('api_keys')
+    .innerJoin('applications', 'applications.id', 'api_keys.app_id')
+    .select(['api_keys.id', 'api_keys.app_id', 'api_keys.org_id', 'api_keys.name', 'api_keys.environment', 'api_keys.key_hint', 'api_keys.created_at', 'applications.status as app_status'])
+    .where('api_keys.key_hash', '=', keyHash)
+    .executeTakeFirst();
+  if (row) return { kind: 'active', key: toApiKey(row), appStatus: row.app_status };
+  const revoked = await db.selectFrom('revoked_keys').select('key_id').where('key_hash', '=', keyHash).executeTakeFirst();
+  return revoked ? { kind: 'revoked' } : { kind: 'unknown' };
+}
+
+/**
+ * Deletes the key and puts its hash on the deny-list; run inside a transaction. False when the
+ * key was already gone (a concurrent revocation won).
+ */
+export async function revokeApiKey(db: Db, key: ApiKey, revokedAt: string): Promise<boolean> {
+  const row = await db.selectFrom('api_keys').select('key_hash').where('id', '=', key.id).executeTakeFirst();
+  if (!row) return false;
+  await db
+    .insertInto('revoked_keys')
+    .values({ key_hash: row.key_hash, key_id: key.id, app_id: key.appId, org_id: key.orgId, revoked_at: revokedAt })
+    .onConflict((oc) => oc.column('key_hash').doNothing())
+    .execute();
+  const deleted = await db.deleteFrom('api_keys').where('id', '=', key.id).executeTakeFirst();
+  return Number(deleted.numDeletedRows) === 1;
+}

@@ -1,0 +1,95 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type MigrationProvider } from 'kysely';
+import pg from 'pg';
+import { ImmediateSqliteDriver, POSTGRES, SQLITE, type DialectCapabilities } from './dialect.ts';
+import { MIGRATIONS } from './migrations/index.ts';
+import type { Database } from './schema.ts';
+
+export type Db = Kysely<Database>;
+
+/** An open database: the query builder, what its dialect can do, and how to close it. */
+export interface Store {
+  db: Db;
+  capabilities: DialectCapabilities;
+  /** PostgreSQL only: the pool, for LISTEN connections. */
+  pgPool?: pg.Pool;
+  /** PostgreSQL schema the store works in, when not the default. */
+  schema?: string;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** PostgreSQL: schema to use (created if missing); tests isolate each file in its own. */
+  schema?: string;
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+}
+
+// PostgreSQL returns bigint (count) as strings by default; counts here are far below 2^53.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+function sqlitePath(url: string): string {
+  const path = url.replace(/^sqlite:(\/\/)?/, '');
+  if (path === '' ) throw new Error('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/matricula.sqlite');
+  return path;
+}
+
+function openSqlite(url: string): Store {
+  const path = sqlitePath(url);
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const database = new SqliteDatabase(path);
+  // WAL lets the CLI and readers work while the server writes; busy_timeout waits for the lock.
+  database.pragma('journal_mode = WAL');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  database.pragma('synchronous = NORMAL');
+  const db = new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => new ImmediateSqliteDriver({ database }),
+      createIntrospector: (k) => new SqliteIntrospector(k),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+    },
+  });
+  return { db, capabilities: SQLITE, close: () => db.destroy() };
+}
+
+function openPostgres(url: string, options: OpenOptions): Store {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, capabilities: POSTGRES, pgPool: pool, schema: options.schema, close: () => db.destroy() };
+}
+
+/** Opens `sqlite:PATH` or `postgres://…`. Does not migrate: call {@link migrate}. */
+export async function openStore(url: string, options: OpenOptions = {}): Promise<Store> {
+  if (url.startsWith('sqlite:')) return openSqlite(url);
+  if (options.schema) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(options.schema)) throw new Error(`invalid schema name ${options.schema}`);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`create schema if not exists ${options.schema}`);
+    } finally {
+      await admin.end();
+    }
+  }
+  return openPostgres(url, options);
+}
+
+const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+
+/** Brings the schema up to date; safe to run from several processes at once (kysely locks). */
+export async function migrate(store: Pick<Store, 'db' | 'schema'>): Promise<void> {
+  const migrator = new Migrator({ db: store.db, provider, ...(store.schema ? { migrationTableSchema: store.schema } : {}) });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as foundation from './0001_foundation.ts';
+
+/** Every migration, in order. Names are permanent: never rename or edit one that has shipped. */
+export const MIGRATIONS: Record<string, Migration> = {
+  '0001_foundation': foundation,
+};

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig } from '../src/config.ts';
+
+test('defaults follow DESIGN §1', () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 8080);
+  assert.equal(config.host, '0.0.0.0');
+  assert.equal(config.baseUrl, 'http://localhost:8080');
+  assert.equal(config.portalUrl, 'http://localhost:8080');
+  assert.equal(config.appScheme, 'matricula');
+  assert.equal(config.databaseUrl, 'sqlite:./data/matricula.sqlite');
+  assert.equal(config.webhookAllowPrivateTargets, false);
+  assert.deepEqual(config.webhookRetrySchedule, DEFAULT_RETRY_SCHEDULE);
+  assert.equal(config.role, 'all');
+});
+
+test('values are parsed and the role comes from --role', () => {
+  const config = loadConfig(
+    { PORT: '9000', BASE_URL: 'https://verify.example.com/', PORTAL_URL: 'https://portal.example.com', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '1, 2,3' },
+    ['--role', 'worker'],
+  );
+  assert.equal(config.port, 9000);
+  assert.equal(config.baseUrl, 'https://verify.example.com');
+  assert.equal(config.portalUrl, 'https://portal.example.com');
+  assert.equal(config.webhookAllowPrivateTargets, true);
+  assert.deepEqual(config.webhookRetrySchedule, [1, 2, 3]);
+  assert.equal(config.role, 'worker');
+});
+
+test('a bad value names its variable', () => {
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'eighty' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ BASE_URL: 'not a url' }, /BASE_URL/],
+    [{ PORTAL_URL: 'ftp://x' }, /PORTAL_URL/],
+    [{ APP_SCHEME: 'Bad Scheme' }, /APP_SCHEME/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'maybe' }, /WEBHOOK_ALLOW_PRIVATE_TARGETS/],
+    [{ WEBHOOK_RETRY_SCHEDULE: '10,x' }, /WEBHOOK_RETRY_SCHEDULE/],
+    [{ WEBHOOK_RETRY_SCHEDULE: '0' }, /WEBHOOK_RETRY_SCHEDULE/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+  ];
+  for (const [env, pattern] of cases) {
+    assert.throws(() => loadConfig(env), (err: unknown) => err instanceof ConfigError && pattern.test(err.message));
+  }
+});
+
+test('the server stops at start with one clear line for a bad value', () => {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: 'abc' }, encoding: 'utf8' });
+  assert.equal(result.status, 1);
+  assert.equal(result.stderr.trim(), 'Invalid configuration: PORT must be a whole number from 0 to 65535 (got "abc")');
+});

@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { TestClock } from '../../src/domain/clock.ts';
+import { createOrganization } from '../../src/services/organizations.ts';
+import { migrate, openStore, type Store } from '../../src/store/db.ts';
+
+/**
+ * The test harness: the real app over a real database. Every storage and API suite runs once per
+ * dialect; PostgreSQL runs when TEST_DATABASE_URL is set (CI sets it, and sets
+ * MATRICULA_REQUIRE_POSTGRES=1 so that a missing database fails instead of skipping).
+ */
+export type DialectName = 'sqlite' | 'postgres';
+
+const PG_URL = process.env.TEST_DATABASE_URL;
+const REQUIRE_PG = process.env.MATRICULA_REQUIRE_POSTGRES === '1';
+if (REQUIRE_PG && !PG_URL) throw new Error('MATRICULA_REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set');
+
+export const PG_SKIP_MESSAGE = 'PostgreSQL suite skipped: TEST_DATABASE_URL is not set';
+
+/** `describe` once per dialect; the PostgreSQL one is a visible skip when no database is configured. */
+export function forEachDialect(name: string, body: (dialect: DialectName) => void): void {
+  describe(`${name} [sqlite]`, () => body('sqlite'));
+  if (PG_URL) describe(`${name} [postgres]`, () => body('postgres'));
+  else describe(`${name} [postgres]`, { skip: PG_SKIP_MESSAGE }, () => {});
+}
+
+export interface TestStore {
+  store: Store;
+  /** The URL another process (CLI, worker) can open the same database with. */
+  url: string;
+  /** PostgreSQL schema, for opening a second store on the same database. */
+  schema?: string;
+  openAnother(): Promise<Store>;
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database: a temp SQLite file, or a PostgreSQL schema of its own. */
+export async function createTestStore(dialect: DialectName): Promise<TestStore> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'matricula-test-'));
+    const url = `sqlite:${join(dir, 'test.sqlite')}`;
+    const store = await openStore(url);
+    await migrate(store);
+    return {
+      store,
+      url,
+      openAnother: () => openStore(url),
+      drop: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const store = await openStore(PG_URL!, { schema, poolSize: 5 });
+  await migrate(store);
+  const url = `${PG_URL}${PG_URL!.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  return {
+    store,
+    url,
+    schema,
+    openAnother: () => openStore(PG_URL!, { schema, poolSize: 5 }),
+    drop: async () => {
+      await store.close();
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    BASE_URL: 'http://matricula.test',
+    LOG_LEVEL: 'silent',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    BODY_LIMIT_BYTES: '65536',
+    ...overrides,
+  });
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  store: Store;
+  testStore: TestStore;
+  clock: TestClock;
+  config: Config;
+  /** A new organization with an application and key in `environment`. */
+  bootstrap(environment?: 'sandbox' | 'live'): Promise<Tenant>;
+  /** Another app instance over the same database (a second process, as far as state goes). */
+  secondInstance(): Promise<FastifyInstance>;
+  close(): Promise<void>;
+}
+
+export interface Tenant {
+  orgId: string;
+  appId: string;
+  keyId: string;
+  secret: string;
+  auth: { authorization: string };
+}
+
+export async function startHarness(dialect: DialectName, configOverrides: Record<string, string> = {}): Promise<Harness> {
+  const testStore = await createTestStore(dialect);
+  const clock = new TestClock();
+  const config = testConfig(configOverrides);
+  const app = await buildApp({ store: testStore.store, clock, config, logger: false });
+  const extra: Array<{ app: FastifyInstance; store: Store }> = [];
+  return {
+    app,
+    store: testStore.store,
+    testStore,
+    clock,
+    config,
+    async bootstrap(environment = 'sandbox') {
+      const created = await createOrganization({ db: testStore.store.db, clock }, { name: `Org ${randomBytes(3).toString('hex')}`, environment });
+      return {
+        orgId: created.organization.id,
+        appId: created.application.id,
+        keyId: created.apiKey.id,
+        secret: created.apiKey.rawSecret,
+        auth: { authorization: `Bearer ${created.apiKey.rawSecret}` },
+      };
+    },
+    async secondInstance() {
+      const store = await testStore.openAnother();
+      const second = await buildApp({ store, clock, config, logger: false });
+      extra.push({ app: second, store });
+      return second;
+    },
+    async close() {
+      for (const e of extra) {
+        await e.app.close();
+        await e.store.close();
+      }
+      await app.close();
+      await testStore.drop();
+    },
+  };
+}
