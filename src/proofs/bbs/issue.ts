@@ -36,7 +36,7 @@ export async function issueBbsCredential(
 export async function issueSandboxCredential(student: SandboxStudent): Promise<BbsCredential> {
   const university = sandboxUniversity(student.university);
   if (!university) throw new Error(`no sandbox university with domain ${student.university}`);
-  const keyPair = await sandboxUniversityKeyPair(university);
+  const keyPair = sandboxUniversityKeyPair(university);
   const values: BbsCredentialValues = {
     is_active_student: student.active ? 'true' : 'false',
     university_domain: university.domain,

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { generateKeyPair } from '@digitalbazaar/bbs-signatures';
+import { expand_message_xmd } from '@noble/curves/abstract/hash-to-curve';
 import { bls12_381 } from '@noble/curves/bls12-381';
+import { sha256 } from '@noble/hashes/sha2';
 import { SANDBOX_UNIVERSITIES, formatSeed, type SandboxUniversity } from '../sandbox-universities.ts';
-import { BBS_CIPHERSUITE } from './credential.ts';
 
 /** A BBS issuer key pair: 32-byte big-endian secret scalar, 96-byte compressed G2 public key. */
 export interface BbsKeyPair {
@@ -12,31 +12,47 @@ export interface BbsKeyPair {
 
 export const BBS_PUBLIC_KEY_LENGTH = 96;
 
+/** KeyGen's default key_dst for BLS12-381-SHA-256: ciphersuite_id || "KEYGEN_DST_". */
+const KEYGEN_DST = 'BBS_BLS12381G1_XMD:SHA-256_SSWU_RO_KEYGEN_DST_';
+const EXPAND_LEN = 48;
+const SCALAR_LENGTH = 32;
+
 /**
- * The sandbox issuer key pair of a seed: the draft's KeyGen (as implemented by the library's
- * `generateKeyPair({seed})`) with key_material = SHA-256(UTF-8 of `seed`), an empty key_info and
- * the suite's default key_dst. Anyone holding the published seed gets the same key: that is the
- * point of sandbox issuers, and why they are trusted only for sandbox sessions.
+ * KeyGen of the draft (§3.4.1) with an empty key_info:
+ * SK = OS2IP(expand_message_xmd(key_material || I2OSP(0, 2), KEYGEN_DST, 48)) mod r, PK = SK * BP2.
+ * Done here rather than through the library's async `generateKeyPair({seed})` so that key
+ * derivation is synchronous like the other formats'; a test checks both give the same keys.
  */
-export async function sandboxIssuerKeyPair(seed: string): Promise<BbsKeyPair> {
-  const keyMaterial = createHash('sha256').update(seed, 'utf8').digest();
-  return generateKeyPair({ seed: new Uint8Array(keyMaterial), ciphersuite: BBS_CIPHERSUITE });
+function keyGen(keyMaterial: Uint8Array): BbsKeyPair {
+  const deriveInput = new Uint8Array(keyMaterial.length + 2);
+  deriveInput.set(keyMaterial);
+  const uniform = expand_message_xmd(deriveInput, new TextEncoder().encode(KEYGEN_DST), EXPAND_LEN, sha256);
+  const sk = BigInt(`0x${Buffer.from(uniform).toString('hex')}`) % bls12_381.fields.Fr.ORDER;
+  if (sk === 0n) throw new Error('KeyGen produced the zero scalar');
+  const secretKey = new Uint8Array(Buffer.from(sk.toString(16).padStart(SCALAR_LENGTH * 2, '0'), 'hex'));
+  const publicKey = bls12_381.G2.ProjectivePoint.BASE.multiply(sk).toRawBytes(true);
+  return { secretKey, publicKey };
+}
+
+/**
+ * The sandbox issuer key pair of a seed: KeyGen with key_material = SHA-256(UTF-8 of `seed`).
+ * Anyone holding the published seed gets the same key: that is the point of sandbox issuers, and
+ * why they are trusted only for sandbox sessions.
+ */
+export function sandboxIssuerKeyPair(seed: string): BbsKeyPair {
+  return keyGen(new Uint8Array(createHash('sha256').update(seed, 'utf8').digest()));
 }
 
 /** The sandbox `bbs` key pair of a sandbox university (seed `formatSeed(university, 'bbs')`). */
-export function sandboxUniversityKeyPair(university: SandboxUniversity): Promise<BbsKeyPair> {
+export function sandboxUniversityKeyPair(university: SandboxUniversity): BbsKeyPair {
   return sandboxIssuerKeyPair(formatSeed(university, 'bbs'));
 }
 
 /** Base64url public key of every sandbox university by domain, to seed the trust registry. */
-export async function sandboxIssuerPublicKeys(): Promise<Record<string, string>> {
-  const entries = await Promise.all(
-    SANDBOX_UNIVERSITIES.map(async (u) => {
-      const { publicKey } = await sandboxUniversityKeyPair(u);
-      return [u.domain, encodeBbsPublicKey(publicKey)] as const;
-    }),
+export function sandboxIssuerPublicKeys(): Record<string, string> {
+  return Object.fromEntries(
+    SANDBOX_UNIVERSITIES.map((u) => [u.domain, encodeBbsPublicKey(sandboxUniversityKeyPair(u).publicKey)]),
   );
-  return Object.fromEntries(entries);
 }
 
 export function encodeBbsPublicKey(publicKey: Uint8Array): string {
