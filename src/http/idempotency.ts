@@ -13,6 +13,32 @@ declare module 'fastify' {
   interface FastifyRequest {
     idempotency: { scope: string; key: string } | null;
   }
+  interface FastifyContextConfig {
+    /**
+     * Dotted paths of response fields that hold a secret shown once (e.g. `data.rawSecret`).
+     * They are never written to the replay store: a replay returns them as null.
+     */
+    secretFields?: string[];
+  }
+}
+
+/** The response as stored for replays: secrets shown once are nulled, never persisted. */
+function storableBody(payload: string, secretFields: string[] | undefined): string {
+  if (!secretFields?.length) return payload;
+  let body: unknown;
+  try {
+    body = JSON.parse(payload);
+  } catch {
+    return payload;
+  }
+  for (const path of secretFields) {
+    const parts = path.split('.');
+    let node = body as Record<string, unknown> | undefined;
+    for (const part of parts.slice(0, -1)) node = node?.[part] as Record<string, unknown> | undefined;
+    const last = parts[parts.length - 1];
+    if (node && typeof node === 'object' && last in node) node[last] = null;
+  }
+  return JSON.stringify(body);
 }
 
 function fingerprintOf(request: FastifyRequest): string {
@@ -23,7 +49,8 @@ function fingerprintOf(request: FastifyRequest): string {
 /**
  * `Idempotency-Key` on POST: the first request's response is kept 24 h and replayed for the same
  * key and the same request; the same key with another request is a 409, as is a key whose first
- * request is still running. Keys are scoped to the caller's organization and environment.
+ * request is still running. Keys are scoped to the caller's organization and environment. A
+ * secret shown once (a raw API key) is not kept for replays: the replay carries null instead.
  */
 export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: Clock }): void {
   const { db, clock } = deps;
@@ -59,7 +86,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
     if (!claim) return payload;
     request.idempotency = null;
     if (reply.statusCode >= 500) await releaseIdempotency(db, claim.scope, claim.key);
-    else await completeIdempotency(db, claim.scope, claim.key, reply.statusCode, String(payload));
+    else await completeIdempotency(db, claim.scope, claim.key, reply.statusCode, storableBody(String(payload), request.routeOptions.config?.secretFields));
     return payload;
   });
 }

@@ -27,6 +27,7 @@ const tags = ['API keys'];
 
 export const keyRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => async (app) => {
   app.post('/org/v1/keys', {
+    config: { secretFields: ['data.rawSecret'] },
     schema: {
       tags,
       summary: 'Generate a secret API key (the raw secret is returned once)',

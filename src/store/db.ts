@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, sql, PostgresDialect, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import { ImmediateSqliteDriver, POSTGRES, SQLITE, type DialectCapabilities } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
@@ -79,7 +79,10 @@ export async function openStore(url: string, options: OpenOptions = {}): Promise
       await admin.end();
     }
   }
-  return openPostgres(url, options);
+  const store = openPostgres(url, options);
+  // The migrator must know the schema it works in; a URL may set one through search_path.
+  store.schema ??= (await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db)).rows[0]?.schema;
+  return store;
 }
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
