@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import {
+  DEFAULT_RETRY_SCHEDULE_SECONDS,
+  maxAttempts,
+  nextAttemptDelayMs,
+  parseRetrySchedule,
+} from '../src/webhooks/retry-schedule.ts';
+import { buildDeliveryHeaders, RESPONSE_BODY_LIMIT_BYTES, sendWebhook } from '../src/webhooks/sender.ts';
+import { signPayload } from '../src/webhooks/signature.ts';
+import { newSigningSecret } from '../src/webhooks/secrets.ts';
+import { createGuardedDispatcher } from '../src/webhooks/ssrf.ts';
+import { verifyWebhookSignature } from '../src/webhooks/verify-signature.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
+
+const BODY = JSON.stringify({
+  id: 'evt_01jd0000000000000000000000',
+  event: 'webhook.test',
+  createdAt: '2026-11-21T10:00:00.000Z',
+  appId: 'app_01jd0000000000000000000000',
+  environment: 'sandbox',
+  data: { message: 'héllo ✓' },
+});
+
+describe('sendWebhook against a real local receiver', () => {
+  let receiver: WebhookReceiver;
+  // Loopback is a private target: these tests run with the development policy, through the same
+  // guarded dispatcher production uses.
+  const dispatcher = createGuardedDispatcher({ allowPrivateTargets: true });
+  const secret = newSigningSecret();
+  const t = 1_795_000_000;
+  const headers = buildDeliveryHeaders({
+    eventName: 'webhook.test',
+    deliveryId: 'del_01jd0000000000000000000000',
+    attempt: 3,
+    signature: signPayload(BODY, [secret], t),
+  });
+  const send = (timeoutMs?: number) => sendWebhook({ url: receiver.url, body: BODY, headers, dispatcher, timeoutMs });
+
+  before(async () => {
+    receiver = await startWebhookReceiver();
+  });
+  afterEach(() => receiver.setDefaultResponse({ status: 200, body: 'ok' }));
+  after(async () => {
+    await dispatcher.close();
+    await receiver.close();
+  });
+
+  it('delivers exactly the headers and body of the contract, and a 2xx acknowledges', async () => {
+    receiver.respondWith({ status: 204 });
+    const outcome = await send();
+    assert.equal(outcome.ok, true);
+    assert.equal(outcome.status, 204);
+    assert.equal(outcome.error, undefined);
+    const request = receiver.requests.at(-1)!;
+    assert.equal(request.method, 'POST');
+    assert.equal(request.path, '/hooks');
+    assert.equal(request.body.toString('utf8'), BODY);
+    const sent: Record<string, string> = {};
+    for (let i = 0; i < request.rawHeaders.length; i += 2) sent[request.rawHeaders[i]] = request.rawHeaders[i + 1];
+    assert.deepEqual(sent, {
+      host: `127.0.0.1:${receiver.port}`,
+      connection: 'keep-alive',
+      'content-length': String(Buffer.byteLength(BODY)),
+      'Content-Type': 'application/json',
+      'User-Agent': 'Service-Webhooks/1.0',
+      'X-Service-Signature': `t=${t},${headers['X-Service-Signature'].split(',')[1]}`,
+      'X-Service-Event': 'webhook.test',
+      'X-Service-Delivery': 'del_01jd0000000000000000000000',
+      'X-Service-Delivery-Attempt': '3',
+    });
+    // What arrived verifies with the receiver-side verifier, over the raw bytes.
+    const verified = verifyWebhookSignature(request.body, request.headers['x-service-signature'], secret, { now: t * 1000 });
+    assert.deepEqual(verified, { ok: true, timestamp: t });
+  });
+
+  it('any 2xx acknowledges (202 with a body)', async () => {
+    receiver.respondWith({ status: 202, body: 'queued' });
+    const outcome = await send();
+    assert.deepEqual([outcome.ok, outcome.status, outcome.responseBody], [true, 202, 'queued']);
+  });
+
+  it('a 500 is a failure that keeps the status and the response body', async () => {
+    receiver.respondWith({ status: 500, body: 'database down' });
+    const outcome = await send();
+    assert.equal(outcome.ok, false);
+    assert.equal(outcome.status, 500);
+    assert.equal(outcome.error, 'http_error');
+    assert.equal(outcome.responseBody, 'database down');
+  });
+
+  it('a 410 is reported with its status (the worker disables the endpoint on it)', async () => {
+    receiver.respondWith({ status: 410, body: 'gone' });
+    const outcome = await send();
+    assert.deepEqual([outcome.ok, outcome.status, outcome.error], [false, 410, 'http_error']);
+  });
+
+  it('a 302 is a failure and is not followed', async () => {
+    const before = receiver.requests.length;
+    receiver.respondWith({ kind: 'redirect', status: 302, location: `${receiver.url}/elsewhere` });
+    const outcome = await send();
+    assert.equal(outcome.ok, false);
+    assert.equal(outcome.status, 302);
+    assert.equal(outcome.error, 'redirect_not_followed');
+    assert.match(outcome.errorMessage ?? '', /\/hooks\/elsewhere/);
+    assert.equal(receiver.requests.length, before + 1, 'no second request to the redirect target');
+    assert.ok(!receiver.requests.some((r) => r.path === '/hooks/elsewhere'));
+  });
+
+  it('a receiver that never answers times out after timeoutMs', { timeout: 5000 }, async () => {
+    receiver.respondWith({ kind: 'hang' });
+    const outcome = await send(200);
+    assert.equal(outcome.ok, false);
+    assert.equal(outcome.error, 'timeout');
+    assert.equal(outcome.status, undefined);
+    assert.ok(outcome.durationMs >= 190 && outcome.durationMs < 2000, `took ${outcome.durationMs} ms`);
+  });
+
+  it('the timeout covers the response body: a 200 whose body stalls is not an acknowledgement', { timeout: 5000 }, async () => {
+    receiver.respondWith({ kind: 'stall_body', status: 200 });
+    const outcome = await send(200);
+    assert.deepEqual([outcome.ok, outcome.status, outcome.error], [false, 200, 'timeout']);
+  });
+
+  it('an answer the test releases before the deadline succeeds; one released after it does not', { timeout: 5000 }, async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    receiver.respondWith({ status: 200, body: 'late but fine', after: released });
+    const pending = send(5000);
+    await receiver.waitForRequests(receiver.requests.length + 1);
+    release();
+    const outcome = await pending;
+    assert.deepEqual([outcome.ok, outcome.responseBody], [true, 'late but fine']);
+
+    let releaseLate!: () => void;
+    receiver.respondWith({ status: 200, after: new Promise<void>((resolve) => (releaseLate = resolve)) });
+    const late = await send(200);
+    releaseLate();
+    assert.equal(late.error, 'timeout');
+  });
+
+  it('keeps only the first 2 KiB of a large response body', async () => {
+    receiver.respondWith({ status: 200, body: 'é'.repeat(5000) });
+    const outcome = await send();
+    assert.equal(outcome.ok, true);
+    assert.equal(outcome.responseBodyTruncated, true);
+    assert.equal(Buffer.byteLength(outcome.responseBody), RESPONSE_BODY_LIMIT_BYTES);
+  });
+
+  it('a closed port is a connection failure, not a throw', async () => {
+    const closed = await startWebhookReceiver();
+    const url = closed.url;
+    await closed.close();
+    const outcome = await sendWebhook({ url, body: BODY, headers, dispatcher });
+    assert.deepEqual([outcome.ok, outcome.error], [false, 'connection_failed']);
+    assert.match(outcome.errorMessage ?? '', /ECONNREFUSED/);
+  });
+});
+
+describe('buildDeliveryHeaders', () => {
+  it('produces exactly the six delivery headers', () => {
+    const headers = buildDeliveryHeaders({ eventName: 'verification.completed', deliveryId: 'del_abc', attempt: 1, signature: 't=1,v1=ab' });
+    assert.deepEqual(headers, {
+      'Content-Type': 'application/json',
+      'User-Agent': 'Service-Webhooks/1.0',
+      'X-Service-Signature': 't=1,v1=ab',
+      'X-Service-Event': 'verification.completed',
+      'X-Service-Delivery': 'del_abc',
+      'X-Service-Delivery-Attempt': '1',
+    });
+  });
+
+  it('refuses a non-delivery id or attempt 0', () => {
+    assert.throws(() => buildDeliveryHeaders({ eventName: 'x', deliveryId: 'evt_abc', attempt: 1, signature: '' }), TypeError);
+    assert.throws(() => buildDeliveryHeaders({ eventName: 'x', deliveryId: 'del_abc', attempt: 0, signature: '' }), TypeError);
+  });
+});
+
+describe('retry schedule', () => {
+  it('defaults to 10 s … 24 h, about 45 h in all, nine attempts', () => {
+    assert.deepEqual(parseRetrySchedule(undefined), [10, 60, 300, 1800, 7200, 21600, 43200, 86400]);
+    assert.equal(parseRetrySchedule('  '), DEFAULT_RETRY_SCHEDULE_SECONDS);
+    const total = DEFAULT_RETRY_SCHEDULE_SECONDS.reduce((a, b) => a + b, 0);
+    assert.ok(total / 3600 > 44 && total / 3600 < 46);
+    assert.equal(maxAttempts(), 9);
+  });
+
+  it('parses a custom schedule with spaces', () => {
+    assert.deepEqual(parseRetrySchedule('5, 30 ,120'), [5, 30, 120]);
+  });
+
+  const bad: Array<[string, RegExp]> = [
+    ['10,abc', /entry 2 \("abc"\) is not a positive whole number/],
+    ['10,,60', /entry 2 \(""\)/],
+    ['0', /entry 1 \("0"\)/],
+    ['-5', /entry 1 \("-5"\)/],
+    ['1.5', /entry 1 \("1.5"\)/],
+    ['10,', /entry 2/],
+    ['1e3', /entry 1/],
+    ['700000', /longer than one week/],
+    [Array(51).fill('1').join(','), /at most 50/],
+  ];
+  for (const [value, message] of bad) {
+    it(`rejects "${value.slice(0, 20)}" with a clear message`, () => {
+      assert.throws(() => parseRetrySchedule(value), (err: Error) => {
+        assert.match(err.message, /^WEBHOOK_RETRY_SCHEDULE/);
+        assert.match(err.message, message);
+        return true;
+      });
+    });
+  }
+
+  it('uses schedule[n-1] after attempt n, and null after the last', () => {
+    const schedule = [10, 60, 300];
+    const middle = () => 0.5; // no jitter
+    assert.equal(nextAttemptDelayMs(1, schedule, middle), 10_000);
+    assert.equal(nextAttemptDelayMs(2, schedule, middle), 60_000);
+    assert.equal(nextAttemptDelayMs(3, schedule, middle), 300_000);
+    assert.equal(nextAttemptDelayMs(4, schedule, middle), null);
+    assert.equal(nextAttemptDelayMs(9, DEFAULT_RETRY_SCHEDULE_SECONDS, middle), null);
+    assert.equal(nextAttemptDelayMs(8, DEFAULT_RETRY_SCHEDULE_SECONDS, middle), 86_400_000);
+  });
+
+  it('jitters within ±20 %, reaching both ends', () => {
+    assert.equal(nextAttemptDelayMs(2, [60], () => 0), null);
+    assert.equal(nextAttemptDelayMs(1, [60], () => 0), 48_000);
+    assert.equal(nextAttemptDelayMs(1, [60], () => 0.999_999_9), 72_000);
+    let seed = 7;
+    const lcg = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const delays = Array.from({ length: 2000 }, () => nextAttemptDelayMs(1, [300], lcg)!);
+    assert.ok(delays.every((d) => d >= 240_000 && d <= 360_000));
+    assert.ok(Math.min(...delays) < 245_000 && Math.max(...delays) > 355_000, 'the jitter spans the range');
+  });
+
+  it('refuses attempt numbers below 1 or fractional', () => {
+    assert.throws(() => nextAttemptDelayMs(0), RangeError);
+    assert.throws(() => nextAttemptDelayMs(1.5), RangeError);
+  });
+});
