@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_RETRY_SCHEDULE_SECONDS,
   maxAttempts,
@@ -235,5 +239,73 @@ describe('retry schedule', () => {
   it('refuses attempt numbers below 1 or fractional', () => {
     assert.throws(() => nextAttemptDelayMs(0), RangeError);
     assert.throws(() => nextAttemptDelayMs(1.5), RangeError);
+  });
+});
+
+describe('the receiver example of docs/webhooks.md', () => {
+  const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+  const oldSecret = newSigningSecret();
+  const newSecret = newSigningSecret();
+  const dispatcher = createGuardedDispatcher({ allowPrivateTargets: true });
+  let child: ChildProcess;
+  let url: string;
+
+  before(async () => {
+    const doc = await readFile(new URL('../docs/webhooks.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('### A complete receiver'));
+    const code = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(code?.includes("from 'matricula/webhooks'"), 'the example imports the published module');
+    // Evaluated from the repository root, so 'matricula/webhooks' resolves through package.json
+    // "exports" exactly as it does for an integrator.
+    child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code!], {
+      cwd: repoRoot,
+      env: { ...process.env, PORT: '0', MATRICULA_WEBHOOK_SECRET: `${newSecret},${oldSecret}` },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout!.setEncoding('utf8');
+    while (!/listening on http:\/\/localhost:(\d+)(\S+)/.test(output)) {
+      const [chunk] = (await Promise.race([once(child.stdout!, 'data'), once(child, 'exit')])) as [string];
+      assert.equal(typeof chunk, 'string', `the example exited: ${output}`);
+      output += chunk;
+    }
+    const [, port, path] = /listening on http:\/\/localhost:(\d+)(\S+)/.exec(output)!;
+    url = `http://127.0.0.1:${port}${path}`;
+  });
+  after(async () => {
+    await dispatcher.close();
+    if (child && child.exitCode === null) {
+      child.kill();
+      await once(child, 'exit');
+    }
+  });
+
+  function deliver(deliveryId: string, options: { body?: string; secrets?: string[]; t?: number } = {}) {
+    const signedBody = BODY;
+    const t = options.t ?? Math.floor(Date.now() / 1000);
+    const signature = signPayload(signedBody, options.secrets ?? [newSecret], t);
+    const headers = buildDeliveryHeaders({ eventName: 'webhook.test', deliveryId, attempt: 1, signature });
+    return sendWebhook({ url, body: options.body ?? signedBody, headers, dispatcher });
+  }
+
+  it('acknowledges a genuine delivery once and deduplicates its retry', async () => {
+    const first = await deliver('del_docs_example_1');
+    assert.deepEqual([first.status, first.responseBody], [200, 'ok']);
+    const retry = await deliver('del_docs_example_1');
+    assert.deepEqual([retry.status, retry.responseBody], [200, 'duplicate']);
+  });
+
+  it('accepts a delivery signed only with the old secret during rotation', async () => {
+    const outcome = await deliver('del_docs_example_2', { secrets: [oldSecret] });
+    assert.deepEqual([outcome.status, outcome.responseBody], [200, 'ok']);
+  });
+
+  it('rejects a tampered body, a foreign secret and a stale timestamp with 400', async () => {
+    const tampered = await deliver('del_docs_example_3', { body: BODY.replace('héllo', 'hello') });
+    assert.deepEqual([tampered.status, tampered.responseBody], [400, 'rejected: signature_mismatch']);
+    const foreign = await deliver('del_docs_example_4', { secrets: [newSigningSecret()] });
+    assert.deepEqual([foreign.status, foreign.responseBody], [400, 'rejected: signature_mismatch']);
+    const stale = await deliver('del_docs_example_5', { t: Math.floor(Date.now() / 1000) - 301 });
+    assert.deepEqual([stale.status, stale.responseBody], [400, 'rejected: timestamp_outside_tolerance']);
   });
 });
