@@ -72,7 +72,7 @@ export async function sendWebhook(input: SendWebhookInput): Promise<SendResult> 
       dispatcher: input.dispatcher,
       signal: controller.signal,
     });
-    status = response.statusCode; clearTimeout(timer);
+    status = response.statusCode;
     const { text, truncated } = await readCapped(response.body, RESPONSE_BODY_LIMIT_BYTES);
     const base = { status, durationMs: elapsed(), responseBody: text, responseBodyTruncated: truncated };
     if (status >= 200 && status < 300) return { ok: true, ...base };
