@@ -1,0 +1,130 @@
+import { academicLevelFromCode, type DisclosedClaims } from '../../domain/claims.ts';
+import type {
+  Environment,
+  PresentationCheck,
+  PresentationContext,
+  PresentationVerifier,
+  RejectionReason,
+  TrustedIssuer,
+  TrustRegistry,
+} from '../types.ts';
+import { domainHash, nonceField, parseFieldElement } from './fields.ts';
+import { parsePresentation, type Groth16Presentation } from './presentation.ts';
+import { publicSignals, type CircuitPublicInputs } from './signals.ts';
+import { loadSandboxVerificationKey, loadVerificationKey, sameVerificationKey } from './verification-key.ts';
+import { decodeProof, verifyGroth16, type Groth16VerificationKey } from './verifier.ts';
+
+/** How far the presentation's `now` may be from the service's clock, either way. */
+export const MAX_CLOCK_SKEW_SECONDS = 300;
+
+/** Where the service takes its verification keys from. */
+export interface Groth16VerifierOptions {
+  /** Key for sandbox sessions. Default: the committed sandbox key (src/proofs/groth16/artifacts). */
+  sandboxVerificationKeyPath?: string;
+  /**
+   * Key from the operator's multi-party ceremony, for live sessions. No default: until one is
+   * installed, live `groth16` presentations are refused, because the sandbox key's toxic waste
+   * is public. The committed sandbox key is refused here.
+   */
+  liveVerificationKeyPath?: string;
+}
+
+type Rejection = Extract<PresentationCheck, { ok: false }>;
+const reject = (reason: RejectionReason, message: string): Rejection => ({ ok: false, reason, message });
+
+/**
+ * The `groth16` verifier. Reads its keys once, here (throws if one is unusable), so that a bad
+ * installation stops the service at start rather than failing every presentation.
+ */
+export function createGroth16Verifier(options: Groth16VerifierOptions = {}): PresentationVerifier {
+  const sandboxKey = loadSandboxVerificationKey();
+  const keys: Partial<Record<Environment, Groth16VerificationKey>> = {
+    sandbox: options.sandboxVerificationKeyPath ? loadVerificationKey(options.sandboxVerificationKeyPath) : sandboxKey,
+  };
+  if (options.liveVerificationKeyPath) {
+    const live = loadVerificationKey(options.liveVerificationKeyPath);
+    if (sameVerificationKey(live, sandboxKey)) {
+      throw new Error('groth16: the live verification key is the public sandbox key; run a ceremony (docs/zk-groth16.md)');
+    }
+    keys.live = live;
+  }
+  return {
+    format: 'groth16',
+    verify: (presentation, context, registry) => verifyPresentation(keys[context.environment], presentation, context, registry),
+  };
+}
+
+async function verifyPresentation(
+  vk: Groth16VerificationKey | undefined,
+  value: unknown,
+  context: PresentationContext,
+  registry: TrustRegistry,
+): Promise<PresentationCheck> {
+  if (!vk) return reject('unsupported_format', `no groth16 verification key is installed for ${context.environment}`);
+  const presentation = parsePresentation(value);
+  if (!presentation) return reject('malformed_presentation', 'expected {issuer, now, proof, outputs} with decimal-string outputs');
+  const serviceNow = Math.floor(context.now.getTime() / 1000);
+  if (Math.abs(presentation.now - serviceNow) > MAX_CLOCK_SKEW_SECONDS) {
+    return reject('stale_presentation', `now must be within ${MAX_CLOCK_SKEW_SECONDS} s of the service clock`);
+  }
+  const outputsProblem = checkOutputs(presentation, context);
+  if (outputsProblem) return outputsProblem;
+  const issuer = await findIssuer(registry, context.environment, presentation.issuer);
+  if (!issuer) return reject('untrusted_issuer', `no trusted ${context.environment} groth16 issuer for ${presentation.issuer}`);
+  const proof = decodeProof(presentation.proof);
+  if (proof === 'malformed') return reject('malformed_presentation', 'proof must be {pi_a, pi_b, pi_c} in snarkjs JSON form');
+  if (proof === 'invalid_point') return reject('invalid_proof', 'a proof point is not a valid group element');
+  const inputs: CircuitPublicInputs = {
+    issuerAx: issuer.key.x,
+    issuerAy: issuer.key.y,
+    domainHash: domainHash(issuer.entry.domain),
+    nonceField: nonceField(context.nonce, context.audience),
+    now: BigInt(presentation.now),
+    discloseLevel: wantsLevel(context) ? 1n : 0n,
+  };
+  if (!verifyGroth16(vk, proof, publicSignals(presentation.outputs, inputs))) {
+    return reject('invalid_proof', 'the proof does not verify for this issuer, session and time');
+  }
+  return { ok: true, presentation: verified(issuer.entry, presentation) };
+}
+
+function wantsLevel(context: PresentationContext): boolean {
+  return context.requiredClaims.includes('academic_level');
+}
+
+/** Outputs the circuit can only produce as bits or a known level code: anything else is not a proof of ours. */
+function checkOutputs(p: Groth16Presentation, context: PresentationContext): Rejection | undefined {
+  const { active, unexpired, level } = p.outputs;
+  if (active > 1n || unexpired > 1n) return reject('malformed_presentation', 'outputs.active and outputs.unexpired must be 0 or 1');
+  if (!wantsLevel(context) && level !== 0n) return reject('malformed_presentation', 'outputs.level must be 0 when the level is not requested');
+  if (level !== 0n && levelName(level) === undefined) {
+    return reject('malformed_presentation', 'outputs.level is not a known academic level code');
+  }
+  return undefined;
+}
+
+/** The academic level a code stands for (codes are small; larger values are nobody's level). */
+function levelName(code: bigint): string | undefined {
+  return code > 0n && code <= 0xffffn ? academicLevelFromCode(Number(code)) : undefined;
+}
+
+/** The registry entry for `domain` and its BabyJubJub key; entries without a usable key do not count. */
+async function findIssuer(registry: TrustRegistry, environment: Environment, domain: string) {
+  for (const entry of await registry.issuers(environment, 'groth16')) {
+    if (entry.domain !== domain) continue;
+    const x = parseFieldElement(entry.keys.babyJubJub?.x);
+    const y = parseFieldElement(entry.keys.babyJubJub?.y);
+    if (x !== undefined && y !== undefined) return { entry, key: { x, y } };
+  }
+  return undefined;
+}
+
+function verified(issuer: TrustedIssuer, p: Groth16Presentation): Extract<PresentationCheck, { ok: true }>['presentation'] {
+  const claims: DisclosedClaims = {
+    is_active_student: p.outputs.active === 1n,
+    university_domain: issuer.domain,
+  };
+  const level = levelName(p.outputs.level);
+  if (level) claims.academic_level = level;
+  return { format: 'groth16', issuer, claims, predicates: { validUntilAfterNow: p.outputs.unexpired === 1n } };
+}
