@@ -11,9 +11,14 @@ import { authenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { ErrorBody } from './http/schemas.ts';
+import { databaseTrustRegistry } from './proofs/trust-registry.ts';
 import { appRoutes } from './routes/apps.ts';
+import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { sessionRoutes } from './routes/sessions.ts';
+import { verifyRoutes } from './routes/verify.ts';
+import { walletRoutes } from './routes/wallet.ts';
 import type { ServiceDeps } from './services/deps.ts';
 import type { Store } from './store/db.ts';
 
@@ -23,6 +28,8 @@ export interface AppDeps {
   config: Config;
   /** Logger options or false; the composition root decides. */
   logger?: boolean | { level: string };
+  /** Wakes the in-process delivery worker after events commit. */
+  onEventsCommitted?: () => void;
 }
 
 /**
@@ -75,9 +82,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const services: ServiceDeps = { db: store.db, clock, config };
+  const services: ServiceDeps = {
+    db: store.db,
+    clock,
+    config,
+    trustRegistry: databaseTrustRegistry(store.db),
+    onEventsCommitted: deps.onEventsCommitted ?? (() => {}),
+  };
   await app.register(healthRoutes({ db: store.db }));
   await app.register(appRoutes(services));
   await app.register(keyRoutes(services));
+  await app.register(sessionRoutes(services));
+  await app.register(walletRoutes(services));
+  await app.register(verifyRoutes(services));
+  await app.register(eventRoutes(services));
   return app;
 }

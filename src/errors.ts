@@ -4,6 +4,7 @@
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
+  presentation_rejected: 400,
   unauthenticated: 401,
   key_revoked: 401,
   forbidden: 403,
@@ -25,13 +26,16 @@ export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly param?: string;
+  /** Machine-readable cause within the code, e.g. the rejection reason of a presentation. */
+  readonly reason?: string;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string } = {}) {
+  constructor(code: ErrorCode, message: string, options: { param?: string; reason?: string } = {}) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.param = options.param;
+    this.reason = options.reason;
   }
 }
 

@@ -1,6 +1,7 @@
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { systemClock } from './domain/clock.ts';
+import { seedSandboxIssuers } from './proofs/trust-registry.ts';
 import { migrate, openStore } from './store/db.ts';
 
 /** Composition root: loadConfig → openStore → migrate → buildApp → listen; stops gracefully. */
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   const store = await openStore(config.databaseUrl);
   await migrate(store);
   const clock = systemClock;
+  await seedSandboxIssuers(store.db, clock);
   const app = await buildApp({ store, clock, config });
 
   let stopping = false;

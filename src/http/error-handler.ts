@@ -70,7 +70,13 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   if (error.status === 401) reply.header('www-authenticate', 'Bearer');
   return reply.status(ERROR_STATUS[error.code]).send({
     success: false,
-    error: { code: error.code, message: error.message, ...(error.param ? { param: error.param } : {}), requestId: String(request.id) },
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.param ? { param: error.param } : {}),
+      ...(error.reason ? { reason: error.reason } : {}),
+      requestId: String(request.id),
+    },
   });
 }
 

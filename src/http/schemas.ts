@@ -10,6 +10,7 @@ export const ErrorBody = Type.Object(
       code: Type.Union(Object.keys(ERROR_STATUS).map((code) => Type.Literal(code))),
       message: Type.String(),
       param: Type.Optional(Type.String()),
+      reason: Type.Optional(Type.String({ description: 'Cause within the code, e.g. why a presentation was rejected' })),
       requestId: Type.String(),
     }),
   },

@@ -52,7 +52,7 @@ export async function applicationDetails(deps: ServiceDeps, app: Application) {
   const [counts, keys, metrics] = await Promise.all([
     countsFor(deps.db, [app.id]),
     keysOfApplication(deps.db, app.id),
-    applicationMetrics(deps.db, app.id),
+    applicationMetrics(deps.db, app.id, deps.clock.now()),
   ]);
   return { ...app, ...counts.get(app.id)!, keys, metrics };
 }

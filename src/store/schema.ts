@@ -50,7 +50,60 @@ export interface IdempotencyKeysTable {
   created_at: string;
 }
 
+export interface IssuersTable {
+  id: string;
+  name: string;
+  domain: string;
+  country: string;
+  environment: 'sandbox' | 'live';
+  /** JSON of IssuerKeys (public keys only). */
+  keys: string;
+  created_at: string;
+}
+
+export type SessionStatus = 'pending' | 'consented' | 'completed' | 'expired' | 'cancelled' | 'declined';
+
+export interface SessionsTable {
+  id: string;
+  app_id: string;
+  org_id: string;
+  environment: 'sandbox' | 'live';
+  status: SessionStatus;
+  challenge_nonce: string;
+  purpose: string;
+  /** JSON array of claim names. */
+  required_claims: string;
+  /** JSON string map, or null. */
+  metadata: string | null;
+  client_reference: string | null;
+  failed_attempts: Generated<number>;
+  /** 1 verified, 0 not, null while open: the outcome, queryable without parsing `result`. */
+  verified: number | null;
+  /** JSON of the verified outcome once completed; raw presentations are never stored. */
+  result: string | null;
+  expires_at: string;
+  created_at: string;
+  updated_at: string;
+  consented_at: string | null;
+  completed_at: string | null;
+}
+
+/** The outbox: every event, written in the transaction of the state change that caused it. */
+export interface EventsTable {
+  id: string;
+  app_id: string;
+  org_id: string;
+  environment: 'sandbox' | 'live';
+  type: string;
+  /** JSON of the event's `data`. */
+  data: string;
+  created_at: string;
+}
+
 export interface Database {
+  issuers: IssuersTable;
+  sessions: SessionsTable;
+  events: EventsTable;
   organizations: OrganizationsTable;
   applications: ApplicationsTable;
   api_keys: ApiKeysTable;

@@ -10,6 +10,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { TestClock } from '../../src/domain/clock.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
 import { migrate, openStore, type Store } from '../../src/store/db.ts';
+import { seedSandboxIssuers } from '../../src/proofs/trust-registry.ts';
 
 /**
  * The test harness: the real app over a real database. Every storage and API suite runs once per
@@ -111,6 +112,7 @@ export interface Tenant {
 export async function startHarness(dialect: DialectName, configOverrides: Record<string, string> = {}): Promise<Harness> {
   const testStore = await createTestStore(dialect);
   const clock = new TestClock();
+  await seedSandboxIssuers(testStore.store.db, clock);
   const config = testConfig(configOverrides);
   const app = await buildApp({ store: testStore.store, clock, config, logger: false });
   const extra: Array<{ app: FastifyInstance; store: Store }> = [];

@@ -1,0 +1,61 @@
+import { Type } from '@sinclair/typebox';
+import { CLAIM_CATALOGUE } from '../domain/claims.ts';
+import { SESSION_STATUSES } from '../domain/session-state.ts';
+import { Environment, IsoTimestamp } from '../http/schemas.ts';
+import { CREDENTIAL_FORMATS } from '../proofs/types.ts';
+
+export const SessionStatusSchema = Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s)));
+export const FormatSchema = Type.Union(CREDENTIAL_FORMATS.map((f) => Type.Literal(f)), { description: 'Credential format' });
+export const ClaimNameSchema = Type.String({ minLength: 1, maxLength: 64, description: `One of ${CLAIM_CATALOGUE.join(', ')}` });
+
+export const University = Type.Object({ name: Type.String(), domain: Type.String(), country: Type.String({ description: 'ISO 3166-1 alpha-2' }) });
+
+export const DisclosedClaims = Type.Object(
+  {
+    is_active_student: Type.Optional(Type.Boolean()),
+    university_domain: Type.Optional(Type.String()),
+    academic_level: Type.Optional(Type.String()),
+    valid_until: Type.Optional(Type.String()),
+  },
+  { description: 'Claims the student disclosed' },
+);
+
+export const SessionResultSchema = Type.Object({
+  verified: Type.Boolean(),
+  format: Type.Union([FormatSchema, Type.Null()]),
+  university: Type.Union([University, Type.Null()]),
+  claims: DisclosedClaims,
+  failureReason: Type.Union([Type.String(), Type.Null()], {
+    description: 'student_inactive, credential_expired, claim_not_disclosed or too_many_attempts; null when verified',
+  }),
+});
+
+/** Spec 2.1 fields first, then the state of the session. */
+export const SessionSchema = Type.Object({
+  sessionId: Type.String({ description: 'Prefix sess_' }),
+  status: SessionStatusSchema,
+  challengeNonce: Type.String({ description: 'Prefix nonce_' }),
+  qrPayload: Type.String(),
+  verificationUrl: Type.String(),
+  expiresAt: IsoTimestamp,
+  appId: Type.String(),
+  environment: Environment,
+  purpose: Type.String(),
+  requiredClaims: Type.Array(Type.String()),
+  metadata: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()]),
+  clientReference: Type.Union([Type.String(), Type.Null()]),
+  createdAt: IsoTimestamp,
+  consentedAt: Type.Union([IsoTimestamp, Type.Null()]),
+  completedAt: Type.Union([IsoTimestamp, Type.Null()]),
+  result: Type.Optional(SessionResultSchema),
+});
+
+/** Spec 2.1 exactly: what creation returns. */
+export const CreatedSessionSchema = Type.Object({
+  sessionId: Type.String({ description: 'Prefix sess_' }),
+  status: Type.Literal('pending'),
+  challengeNonce: Type.String({ description: 'Prefix nonce_' }),
+  qrPayload: Type.String({ description: '{APP_SCHEME}://verify?session=<sessionId>&nonce=<challengeNonce>' }),
+  verificationUrl: Type.String({ description: '{PORTAL_URL}/verify/<sessionId>' }),
+  expiresAt: IsoTimestamp,
+});

@@ -1,0 +1,47 @@
+import type { ClaimName } from '../domain/claims.ts';
+import { VERIFIERS } from '../proofs/formats.ts';
+import { qualify, reportedClaims, withActiveStudent } from '../proofs/qualify.ts';
+import type { CredentialFormat, Environment, RejectionReason, TrustRegistry, VerifiedPresentation } from '../proofs/types.ts';
+import type { SessionResult } from '../store/sessions.ts';
+
+/** The outcome of checking one presentation: rejected (proves nothing) or judged. */
+export type PresentationOutcome =
+  | { kind: 'rejected'; reason: RejectionReason; message: string }
+  | { kind: 'judged'; result: SessionResult; issuerId: string };
+
+export interface CheckInput {
+  format: CredentialFormat;
+  presentation: unknown;
+  nonce: string;
+  audience: string;
+  environment: Environment;
+  requiredClaims: readonly ClaimName[];
+  now: Date;
+}
+
+/** Verifies the cryptography with the format's verifier, then judges the claims the same way for every format. */
+export async function checkPresentation(registry: TrustRegistry, input: CheckInput): Promise<PresentationOutcome> {
+  const verifier = VERIFIERS[input.format];
+  if (!verifier) return { kind: 'rejected', reason: 'unsupported_format', message: `Format ${input.format} is not accepted.` };
+  const requiredClaims = withActiveStudent(input.requiredClaims);
+  const check = await verifier.verify(
+    input.presentation,
+    { nonce: input.nonce, audience: input.audience, now: input.now, environment: input.environment, requiredClaims },
+    registry,
+  );
+  if (!check.ok) return { kind: 'rejected', reason: check.reason, message: check.message };
+  return { kind: 'judged', result: judge(check.presentation, requiredClaims, input.now), issuerId: check.presentation.issuer.id };
+}
+
+function judge(presentation: VerifiedPresentation, requiredClaims: readonly ClaimName[], now: Date): SessionResult {
+  const qualification = qualify(presentation, requiredClaims, now);
+  const { issuer } = presentation;
+  return {
+    verified: qualification.verified,
+    format: presentation.format,
+    // Who vouches is the registry entry whose key verified, never what the credential says of itself.
+    university: { name: issuer.name, domain: issuer.domain, country: issuer.country },
+    claims: reportedClaims(presentation.claims),
+    failureReason: qualification.verified ? null : qualification.failureReason,
+  };
+}

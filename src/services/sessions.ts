@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
+import { newId } from '../domain/ids.ts';
+import { effectiveStatus, SESSION_TTL, type SessionStatus } from '../domain/session-state.ts';
+import { ApiError, invalidRequest, notFound } from '../errors.ts';
+import type { Principal } from '../http/auth.ts';
+import type { PageRequest } from '../store/pagination.ts';
+import { findSession, insertSession, listSessions, transitionSession, type Session, type SessionResult } from '../store/sessions.ts';
+import { applicationForCaller, assertSameEnvironment } from './access.ts';
+import type { ServiceDeps } from './deps.ts';
+import { recordEvent } from './events.ts';
+
+export interface NewSession {
+  appId: string;
+  purpose: string;
+  requiredClaims: string[];
+  expiresInSeconds?: number;
+  metadata?: Record<string, string>;
+  clientReference?: string;
+}
+
+/** `nonce_` + 43 base64url characters: 256 random bits, unique per session. */
+export function newChallengeNonce(): string {
+  return `nonce_${randomBytes(32).toString('base64url')}`;
+}
+
+function checkedClaims(requested: string[]): ClaimName[] {
+  const unknown = requested.filter((claim) => !isClaimName(claim));
+  if (unknown.length > 0) {
+    throw invalidRequest(`Unknown claim ${unknown.map((c) => `"${c}"`).join(', ')}. The catalogue is: ${CLAIM_CATALOGUE.join(', ')}.`, 'requiredClaims');
+  }
+  return [...new Set(requested)] as ClaimName[];
+}
+
+export async function createSession(deps: ServiceDeps, principal: Principal, input: NewSession): Promise<Session> {
+  const requiredClaims = checkedClaims(input.requiredClaims);
+  const ttl = input.expiresInSeconds ?? SESSION_TTL.defaultSeconds;
+  const app = await applicationForCaller(deps.db, principal, input.appId, { param: 'appId', mustBeActive: true });
+  const now = deps.clock.now();
+  const session: Session = {
+    id: newId('session', deps.clock),
+    appId: app.id,
+    orgId: app.orgId,
+    environment: app.environment,
+    status: 'pending',
+    challengeNonce: newChallengeNonce(),
+    purpose: input.purpose,
+    requiredClaims,
+    metadata: input.metadata ?? null,
+    clientReference: input.clientReference ?? null,
+    failedAttempts: 0,
+    result: null,
+    expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(),
+    createdAt: now.toISOString(),
+    updatedAt: now.toISOString(),
+    consentedAt: null,
+    completedAt: null,
+  };
+  await insertSession(deps.db, session);
+  return session;
+}
+
+/** A session of the caller's organization and environment (404 for another organization's). */
+export async function sessionForCaller(deps: ServiceDeps, principal: Principal, id: string): Promise<Session> {
+  const session = await findSession(deps.db, id);
+  if (!session || session.orgId !== principal.orgId) throw notFound('session', 'sessionId');
+  assertSameEnvironment(principal, session.environment);
+  return session;
+}
+
+export async function listSessionsFor(
+  deps: ServiceDeps,
+  principal: Principal,
+  filter: { appId?: string; status?: SessionStatus },
+  page: PageRequest,
+) {
+  if (filter.appId) await applicationForCaller(deps.db, principal, filter.appId, { param: 'appId' });
+  return listSessions(deps.db, { orgId: principal.orgId, environment: principal.environment, ...filter, now: deps.clock.now() }, page);
+}
+
+/** The public view: creation fields (spec 2.1), state, and the result once completed. */
+export function sessionView(session: Session, deps: Pick<ServiceDeps, 'config' | 'clock'>) {
+  const { config } = deps;
+  const status = effectiveStatus(session.status, session.expiresAt, deps.clock.now());
+  return {
+    sessionId: session.id,
+    status,
+    challengeNonce: session.challengeNonce,
+    qrPayload: `${config.appScheme}://verify?session=${encodeURIComponent(session.id)}&nonce=${encodeURIComponent(session.challengeNonce)}`,
+    verificationUrl: `${config.portalUrl}/verify/${session.id}`,
+    expiresAt: session.expiresAt,
+    appId: session.appId,
+    environment: session.environment,
+    purpose: session.purpose,
+    requiredClaims: session.requiredClaims,
+    metadata: session.metadata,
+    clientReference: session.clientReference,
+    createdAt: session.createdAt,
+    consentedAt: session.consentedAt,
+    completedAt: session.completedAt,
+    ...(status === 'completed' && session.result ? { result: session.result } : {}),
+  };
+}
+
+/** `verification.completed` data: exactly spec 6.3. */
+export function completedEventData(sessionId: string, result: SessionResult) {
+  return { sessionId, verified: result.verified, university: result.university, claims: result.claims };
+}
+
+/** Explains why a session did not move, from its state as it is now. */
+export async function refusal(deps: ServiceDeps, sessionId: string, action: string): Promise<ApiError> {
+  const current = await findSession(deps.db, sessionId);
+  const status = current ? effectiveStatus(current.status, current.expiresAt, deps.clock.now()) : 'expired';
+  if (status === 'expired') return new ApiError('session_expired', 'The session has expired.');
+  return new ApiError('invalid_state', `Cannot ${action} a ${status} session.`);
+}
+
+export async function cancelSession(deps: ServiceDeps, principal: Principal, id: string): Promise<Session> {
+  const session = await sessionForCaller(deps, principal, id);
+  const at = deps.clock.now().toISOString();
+  const moved = await deps.db.transaction().execute(async (trx) => {
+    if (!(await transitionSession(trx, session.id, { to: 'cancelled', at, requireUnexpired: true }))) return false;
+    await recordEvent(trx, deps.clock, session, 'verification.cancelled', { sessionId: session.id });
+    return true;
+  });
+  if (!moved) {
+    const error = await refusal(deps, session.id, 'cancel');
+    // For the business, an expired session is a state like any other: not a 410.
+    throw error.code === 'session_expired' ? new ApiError('invalid_state', 'Cannot cancel an expired session.') : error;
+  }
+  deps.onEventsCommitted();
+  return (await findSession(deps.db, session.id))!;
+}

@@ -1,0 +1,169 @@
+import type { ClaimName, DisclosedClaims } from '../domain/claims.ts';
+import type { CredentialFormat } from '../proofs/types.ts';
+import { statusesLeadingTo, type SessionStatus } from '../domain/session-state.ts';
+import type { Environment } from './applications.ts';
+import type { Db } from './db.ts';
+import { fetchPage, type Page, type PageRequest } from './pagination.ts';
+import type { Selectable } from 'kysely';
+import type { SessionsTable } from './schema.ts';
+
+/** The verified outcome kept once a session completes; raw presentations are never stored. */
+export interface SessionResult {
+  verified: boolean;
+  format: CredentialFormat | null;
+  university: { name: string; domain: string; country: string } | null;
+  claims: DisclosedClaims;
+  failureReason: string | null;
+}
+
+export interface Session {
+  id: string;
+  appId: string;
+  orgId: string;
+  environment: Environment;
+  /** As stored; see effectiveStatus for expiry on read. */
+  status: SessionStatus;
+  challengeNonce: string;
+  purpose: string;
+  requiredClaims: ClaimName[];
+  metadata: Record<string, string> | null;
+  clientReference: string | null;
+  failedAttempts: number;
+  result: SessionResult | null;
+  expiresAt: string;
+  createdAt: string;
+  updatedAt: string;
+  consentedAt: string | null;
+  completedAt: string | null;
+}
+
+function toSession(row: Selectable<SessionsTable>): Session {
+  return {
+    id: row.id,
+    appId: row.app_id,
+    orgId: row.org_id,
+    environment: row.environment,
+    status: row.status,
+    challengeNonce: row.challenge_nonce,
+    purpose: row.purpose,
+    requiredClaims: JSON.parse(row.required_claims),
+    metadata: row.metadata === null ? null : JSON.parse(row.metadata),
+    clientReference: row.client_reference,
+    failedAttempts: Number(row.failed_attempts),
+    result: row.result === null ? null : JSON.parse(row.result),
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    consentedAt: row.consented_at,
+    completedAt: row.completed_at,
+  };
+}
+
+export async function insertSession(db: Db, s: Session): Promise<void> {
+  await db
+    .insertInto('sessions')
+    .values({
+      id: s.id,
+      app_id: s.appId,
+      org_id: s.orgId,
+      environment: s.environment,
+      status: s.status,
+      challenge_nonce: s.challengeNonce,
+      purpose: s.purpose,
+      required_claims: JSON.stringify(s.requiredClaims),
+      metadata: s.metadata === null ? null : JSON.stringify(s.metadata),
+      client_reference: s.clientReference,
+      failed_attempts: 0,
+      verified: null,
+      result: null,
+      expires_at: s.expiresAt,
+      created_at: s.createdAt,
+      updated_at: s.updatedAt,
+      consented_at: null,
+      completed_at: null,
+    })
+    .execute();
+}
+
+export async function findSession(db: Db, id: string): Promise<Session | undefined> {
+  const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toSession(row);
+}
+
+export interface SessionFilter {
+  orgId: string;
+  environment: Environment;
+  appId?: string;
+  status?: SessionStatus;
+  now: Date;
+}
+
+export async function listSessions(db: Db, filter: SessionFilter, page: PageRequest): Promise<Page<Session>> {
+  let query = db.selectFrom('sessions').selectAll().where('org_id', '=', filter.orgId).where('environment', '=', filter.environment);
+  if (filter.appId) query = query.where('app_id', '=', filter.appId);
+  const now = filter.now.toISOString();
+  // Filters see expiry exactly as reads do: an open session past expiresAt is "expired".
+  if (filter.status === 'expired') {
+    query = query.where((eb) => eb.or([eb('status', '=', 'expired'), eb.and([eb('status', 'in', ['pending', 'consented']), eb('expires_at', '<=', now)])]));
+  } else if (filter.status === 'pending' || filter.status === 'consented') {
+    query = query.where('status', '=', filter.status).where('expires_at', '>', now);
+  } else if (filter.status) {
+    query = query.where('status', '=', filter.status);
+  }
+  return fetchPage(query, 'id', page, toSession);
+}
+
+export interface Transition {
+  to: SessionStatus;
+  at: string;
+  /** Open sessions must still be open at `at` to move (anything but expiry itself). */
+  requireUnexpired: boolean;
+  result?: SessionResult;
+}
+
+/**
+ * Moves a session only if its current state allows it (the transition table) — a conditional
+ * UPDATE, so of two racing requests exactly one wins. Returns whether this call moved it.
+ */
+export async function transitionSession(db: Db, id: string, t: Transition): Promise<boolean> {
+  let query = db
+    .updateTable('sessions')
+    .set({
+      status: t.to,
+      updated_at: t.at,
+      ...(t.to === 'consented' ? { consented_at: t.at } : {}),
+      ...(t.to === 'completed' ? { completed_at: t.at } : {}),
+      ...(t.result ? { result: JSON.stringify(t.result), verified: t.result.verified ? 1 : 0 } : {}),
+    })
+    .where('id', '=', id)
+    .where('status', 'in', statusesLeadingTo(t.to));
+  if (t.requireUnexpired) query = query.where('expires_at', '>', t.at);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Counts one rejected presentation of a consented, unexpired session; returns the new count, or undefined if not open. */
+export async function recordFailedAttempt(db: Db, id: string, at: string): Promise<number | undefined> {
+  const row = await db
+    .updateTable('sessions')
+    .set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1), updated_at: at }))
+    .where('id', '=', id)
+    .where('status', '=', 'consented')
+    .where('expires_at', '>', at)
+    .returning('failed_attempts')
+    .executeTakeFirst();
+  return row ? Number(row.failed_attempts) : undefined;
+}
+
+/** Open sessions whose expiry has passed, oldest first. */
+export async function dueForExpiry(db: Db, now: Date, limit: number): Promise<Session[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('status', 'in', ['pending', 'consented'])
+    .where('expires_at', '<=', now.toISOString())
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map(toSession);
+}
