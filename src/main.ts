@@ -1,7 +1,9 @@
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { systemClock } from './domain/clock.ts';
-import { seedSandboxIssuers } from './proofs/trust-registry.ts';
+import { PeriodicJob } from './jobs/periodic.ts';
+import { databaseTrustRegistry, seedSandboxIssuers } from './proofs/trust-registry.ts';
+import { expireDueSessions } from './services/expiry.ts';
 import { migrate, openStore } from './store/db.ts';
 
 /** Composition root: loadConfig → openStore → migrate → buildApp → listen; stops gracefully. */
@@ -22,6 +24,12 @@ async function main(): Promise<void> {
   const clock = systemClock;
   await seedSandboxIssuers(store.db, clock);
   const app = await buildApp({ store, clock, config });
+  const services = { db: store.db, clock, config, trustRegistry: databaseTrustRegistry(store.db), onEventsCommitted: () => {} };
+
+  // Background jobs run in the worker role (and in `all`, the single-process default).
+  const runsJobs = config.role !== 'api';
+  const onJobError = (job: string) => (err: unknown) => app.log.error({ err, job }, 'background job failed');
+  const jobs = runsJobs ? [new PeriodicJob('session-expiry', () => expireDueSessions(services), 5_000, onJobError('session-expiry'))] : [];
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -29,14 +37,21 @@ async function main(): Promise<void> {
     stopping = true;
     app.log.info({ signal }, 'stopping');
     await app.close();
+    await Promise.all(jobs.map((job) => job.stop()));
     await store.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
+  for (const job of jobs) job.start();
+  const database = config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@');
+  if (config.role === 'worker') {
+    app.log.info({ database, role: config.role, jobs: jobs.map((j) => j.name) }, 'Matricula worker is running');
+    return;
+  }
   await app.listen({ port: config.port, host: config.host });
-  app.log.info({ baseUrl: config.baseUrl, database: config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@'), role: config.role }, 'Matricula is listening');
+  app.log.info({ baseUrl: config.baseUrl, database, role: config.role, jobs: jobs.map((j) => j.name) }, 'Matricula is listening');
 }
 
 main().catch((err) => {
