@@ -1,0 +1,477 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import { bn254 } from '@noble/curves/bn254';
+import {
+  BN254_R,
+  GROTH16_ARTIFACTS,
+  MAX_CLOCK_SKEW_SECONDS,
+  createGroth16Verifier,
+  decodeProof,
+  domainHash,
+  groth16Builder,
+  issueSandboxCredential,
+  loadSandboxVerificationKey,
+  nonceField,
+  parseFieldElement,
+  proveCredential,
+  publicSignals,
+  releaseSnarkjsCurve,
+  sandboxIssuerPrivateKey,
+  sandboxIssuerPublicKeys,
+  verifyGroth16,
+  type Groth16PresentationJson,
+} from '../src/proofs/groth16/index.ts';
+import { SANDBOX_UNIVERSITIES, sandboxUniversity } from '../src/proofs/sandbox-universities.ts';
+import type {
+  PresentationCheck,
+  PresentationContext,
+  PresentationRequest,
+  PresentationVerifier,
+  SandboxStudent,
+  TrustRegistry,
+  TrustedIssuer,
+} from '../src/proofs/types.ts';
+
+const STATE = 'sandbox-state.example';
+const PRUEBAS = 'pruebas.example';
+const AUDIENCE = 'https://matricula.test';
+const NONCE = 'nonce_01jdtest0000000000000000aa';
+const OTHER_NONCE = 'nonce_01jdtest0000000000000000bb';
+const NOW = new Date('2026-11-21T10:00:00.000Z');
+const NOW_S = Math.floor(NOW.getTime() / 1000);
+
+const alice: SandboxStudent = {
+  university: STATE,
+  active: true,
+  academicLevel: 'postgraduate',
+  validUntil: '2027-06-30T00:00:00.000Z',
+  holderSeed: 'holder-alice',
+};
+
+function request(disclose: PresentationRequest['disclose'], overrides: Partial<PresentationRequest> = {}): PresentationRequest {
+  return { nonce: NONCE, audience: AUDIENCE, now: NOW, disclose, ...overrides };
+}
+
+function context(overrides: Partial<PresentationContext> = {}): PresentationContext {
+  return { nonce: NONCE, audience: AUDIENCE, now: NOW, environment: 'sandbox', requiredClaims: ['is_active_student'], ...overrides };
+}
+
+function issuerEntry(domain: string, environment: 'sandbox' | 'live', keyOf = domain): TrustedIssuer {
+  return {
+    id: `iss_${domain}_${environment}`,
+    name: domain,
+    domain,
+    country: 'US',
+    environment,
+    keys: { babyJubJub: sandboxIssuerPublicKeys()[keyOf] },
+  };
+}
+
+/** An in-memory trust registry honouring environment and format, like the real one. */
+function registryOf(entries: TrustedIssuer[]): TrustRegistry {
+  return {
+    async issuers(environment, format) {
+      return entries.filter((e) => e.environment === environment && (format !== 'groth16' || e.keys.babyJubJub !== undefined));
+    },
+  };
+}
+
+function assertRejected(check: PresentationCheck, reason: string): void {
+  assert.equal(check.ok, false, 'expected a rejection');
+  if (!check.ok) {
+    assert.equal(check.reason, reason, check.message);
+    assert.ok(check.message.length > 0);
+  }
+}
+
+function assertVerified(check: PresentationCheck): asserts check is Extract<PresentationCheck, { ok: true }> {
+  assert.ok(check.ok, check.ok ? '' : `${check.reason}: ${check.message}`);
+}
+
+const registry = registryOf([issuerEntry(STATE, 'sandbox'), issuerEntry(PRUEBAS, 'sandbox')]);
+let verifier: PresentationVerifier;
+// Proofs take seconds: each is made once here and reused by the tests below.
+let valid: Groth16PresentationJson;
+let second: Groth16PresentationJson;
+let withLevel: Groth16PresentationJson;
+let inactive: Groth16PresentationJson;
+let expired: Groth16PresentationJson;
+
+before(async () => {
+  verifier = createGroth16Verifier();
+  valid = (await groth16Builder.present(alice, request(['is_active_student']))) as Groth16PresentationJson;
+  second = (await groth16Builder.present(alice, request(['is_active_student']))) as Groth16PresentationJson;
+  withLevel = (await groth16Builder.present(alice, request(['is_active_student', 'academic_level']))) as Groth16PresentationJson;
+  inactive = (await groth16Builder.present({ ...alice, active: false }, request(['is_active_student']))) as Groth16PresentationJson;
+  expired = (await groth16Builder.present({ ...alice, validUntil: '2026-11-21T09:59:59.000Z' }, request([]))) as Groth16PresentationJson;
+});
+
+after(releaseSnarkjsCurve);
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+type G2Point = ReturnType<typeof bn254.G2.ProjectivePoint.fromAffine>;
+const { Fp, Fp2 } = bn254.fields;
+
+function g2FromJson(json: string[][]): G2Point {
+  const [[x0, x1], [y0, y1]] = json.map((c) => c.map(BigInt));
+  return bn254.G2.ProjectivePoint.fromAffine({ x: Fp2.fromBigTuple([x0, x1]), y: Fp2.fromBigTuple([y0, y1]) });
+}
+
+/** snarkjs JSON of a G2 point (no validity check: tests use it to build invalid points too). */
+function g2Json(point: G2Point | { x: { c0: bigint; c1: bigint }; y: { c0: bigint; c1: bigint } }): string[][] {
+  const { x, y } = 'toAffine' in point ? point.toAffine() : point;
+  return [[x.c0, x.c1], [y.c0, y.c1], [1n, 0n]].map((c) => c.map(String));
+}
+
+describe('groth16 field mappings', () => {
+  const sha256Mod = (text: string) => BigInt(`0x${createHash('sha256').update(text, 'utf8').digest('hex')}`) % BN254_R;
+
+  test('nonceField binds nonce and audience: SHA-256 of "matricula-groth16-v1|<audience>|<nonce>" mod r', () => {
+    assert.equal(nonceField(NONCE, AUDIENCE), sha256Mod(`matricula-groth16-v1|${AUDIENCE}|${NONCE}`));
+    assert.notEqual(nonceField(NONCE, AUDIENCE), nonceField(OTHER_NONCE, AUDIENCE));
+    assert.notEqual(nonceField(NONCE, AUDIENCE), nonceField(NONCE, 'https://other.test'));
+  });
+
+  test('domain hashes are those of the table in docs/zk-groth16.md', () => {
+    assert.equal(domainHash(STATE), 12793813598071639734557950416862432217200335027246770034788603181762725383429n);
+    assert.equal(domainHash(PRUEBAS), 5350157167112540805744545138206525411877901598355828275052021216437230023063n);
+    assert.equal(domainHash(PRUEBAS), sha256Mod(`matricula-domain-v1|${PRUEBAS}`));
+  });
+
+  test('parseFieldElement accepts only canonical decimals below r', () => {
+    assert.equal(parseFieldElement('0'), 0n);
+    assert.equal(parseFieldElement((BN254_R - 1n).toString()), BN254_R - 1n);
+    for (const bad of [BN254_R.toString(), '01', '-1', '1e3', ' 1', '0x10', '', 12, null]) {
+      assert.equal(parseFieldElement(bad), undefined, String(bad));
+    }
+  });
+});
+
+describe('groth16 sandbox issuer keys', () => {
+  test('the committed public keys are circomlibjs prv2pub of SHA-256(seed) for every sandbox university', async () => {
+    const { buildEddsa } = await import('circomlibjs');
+    const eddsa = await buildEddsa();
+    const keys = sandboxIssuerPublicKeys();
+    assert.deepEqual(Object.keys(keys).sort(), SANDBOX_UNIVERSITIES.map((u) => u.domain).sort());
+    for (const university of SANDBOX_UNIVERSITIES) {
+      const [x, y] = eddsa.prv2pub(sandboxIssuerPrivateKey(university));
+      assert.deepEqual(keys[university.domain], { x: eddsa.F.toObject(x).toString(), y: eddsa.F.toObject(y).toString() });
+    }
+    assert.notDeepEqual(keys[STATE], keys[PRUEBAS]);
+  });
+
+  test('a sandbox credential carries the committed key of its university', async () => {
+    const credential = await issueSandboxCredential(alice);
+    assert.deepEqual(
+      { x: credential.issuerAx.toString(), y: credential.issuerAy.toString() },
+      sandboxIssuerPublicKeys()[sandboxUniversity(STATE)!.domain],
+    );
+  });
+});
+
+describe('groth16 presentations: happy', () => {
+  test('verifies: active, unexpired, university from the registry, level and date hidden', async () => {
+    const check = await verifier.verify(valid, context(), registry);
+    assertVerified(check);
+    assert.equal(check.presentation.format, 'groth16');
+    assert.equal(check.presentation.issuer.id, `iss_${STATE}_sandbox`);
+    assert.deepEqual(check.presentation.claims, { is_active_student: true, university_domain: STATE });
+    assert.deepEqual(check.presentation.predicates, { validUntilAfterNow: true });
+    assert.equal(valid.outputs.level, '0');
+    assert.ok(!JSON.stringify(valid).includes(String(Date.parse(alice.validUntil) / 1000)), 'valid_until never travels');
+  });
+
+  test('discloses the academic level when the session requires it', async () => {
+    assert.equal(withLevel.outputs.level, '2');
+    const check = await verifier.verify(withLevel, context({ requiredClaims: ['is_active_student', 'academic_level'] }), registry);
+    assertVerified(check);
+    assert.equal(check.presentation.claims.academic_level, 'postgraduate');
+  });
+
+  test('an inactive student proves validly, with active = 0', async () => {
+    assert.equal(inactive.outputs.active, '0');
+    const check = await verifier.verify(inactive, context(), registry);
+    assertVerified(check);
+    assert.equal(check.presentation.claims.is_active_student, false);
+    assert.deepEqual(check.presentation.predicates, { validUntilAfterNow: true });
+  });
+
+  test('an expired credential proves validly, with unexpired = 0 (valid_until one second before now)', async () => {
+    assert.equal(expired.outputs.unexpired, '0');
+    const check = await verifier.verify(expired, context(), registry);
+    assertVerified(check);
+    assert.equal(check.presentation.claims.is_active_student, true);
+    assert.deepEqual(check.presentation.predicates, { validUntilAfterNow: false });
+  });
+
+  test('two proofs of one credential for one session share the tag but no proof point', async () => {
+    assertVerified(await verifier.verify(second, context(), registry));
+    assert.equal(second.outputs.tag, valid.outputs.tag);
+    assert.notDeepEqual(second.proof.pi_a, valid.proof.pi_a);
+    assert.notDeepEqual(second.proof.pi_b, valid.proof.pi_b);
+    assert.notDeepEqual(second.proof.pi_c, valid.proof.pi_c);
+  });
+
+  test('the tag differs per nonce; snarkjs public signals are the ones the service assembles', async () => {
+    const credential = await issueSandboxCredential(alice);
+    const req = request(['is_active_student'], { nonce: OTHER_NONCE });
+    const { proof, publicSignals: snarkjsSignals } = await proveCredential(credential, req);
+    assert.notEqual(snarkjsSignals[0], valid.outputs.tag);
+    const [tag, active, unexpired, level] = snarkjsSignals.slice(0, 4).map(BigInt);
+    const ours = publicSignals(
+      { tag, active, unexpired, level },
+      {
+        issuerAx: credential.issuerAx,
+        issuerAy: credential.issuerAy,
+        domainHash: domainHash(STATE),
+        nonceField: nonceField(OTHER_NONCE, AUDIENCE),
+        now: BigInt(NOW_S),
+        discloseLevel: 0n,
+      },
+    );
+    assert.deepEqual(snarkjsSignals, ours.map(String));
+    const presentation = { issuer: STATE, now: NOW_S, proof, outputs: { tag: `${tag}`, active: '1', unexpired: '1', level: '0' } };
+    assertVerified(await verifier.verify(presentation, context({ nonce: OTHER_NONCE }), registry));
+  });
+
+  test('accepts a `now` up to 5 minutes from the service clock, either way', async () => {
+    const skew = MAX_CLOCK_SKEW_SECONDS * 1000;
+    assertVerified(await verifier.verify(valid, context({ now: new Date(NOW.getTime() + skew) }), registry));
+    assertVerified(await verifier.verify(valid, context({ now: new Date(NOW.getTime() - skew) }), registry));
+  });
+});
+
+describe('groth16 presentations: rejected', () => {
+  test('for another nonce', async () => {
+    assertRejected(await verifier.verify(valid, context({ nonce: OTHER_NONCE }), registry), 'invalid_proof');
+  });
+
+  test('for another audience', async () => {
+    assertRejected(await verifier.verify(valid, context({ audience: 'https://other.test' }), registry), 'invalid_proof');
+  });
+
+  test('when the registry holds another key for the issuer', async () => {
+    const rekeyed = registryOf([issuerEntry(STATE, 'sandbox', PRUEBAS)]);
+    assertRejected(await verifier.verify(valid, context(), rekeyed), 'invalid_proof');
+  });
+
+  test('when presented as another trusted issuer', async () => {
+    assertRejected(await verifier.verify({ ...valid, issuer: PRUEBAS }, context(), registry), 'invalid_proof');
+  });
+
+  test('when another domain holds the right key (the domain hash is signed)', async () => {
+    const impostor = registryOf([issuerEntry(PRUEBAS, 'sandbox', STATE)]);
+    assertRejected(await verifier.verify({ ...valid, issuer: PRUEBAS }, context(), impostor), 'invalid_proof');
+  });
+
+  test('from an issuer the registry does not trust', async () => {
+    assertRejected(await verifier.verify({ ...valid, issuer: 'unknown.example' }, context(), registry), 'untrusted_issuer');
+    assertRejected(await verifier.verify(valid, context(), registryOf([])), 'untrusted_issuer');
+    const keyless = registryOf([{ ...issuerEntry(STATE, 'sandbox'), keys: { babyJubJub: { x: 'nope', y: '1' } } }]);
+    assertRejected(await verifier.verify(valid, context(), keyless), 'untrusted_issuer');
+  });
+
+  test('when `now` is more than 5 minutes from the service clock', async () => {
+    const late = new Date(NOW.getTime() + (MAX_CLOCK_SKEW_SECONDS + 1) * 1000);
+    const early = new Date(NOW.getTime() - (MAX_CLOCK_SKEW_SECONDS + 1) * 1000);
+    assertRejected(await verifier.verify(valid, context({ now: late }), registry), 'stale_presentation');
+    assertRejected(await verifier.verify(valid, context({ now: early }), registry), 'stale_presentation');
+  });
+
+  test('when `now` is changed, even within the window', async () => {
+    assertRejected(await verifier.verify({ ...valid, now: NOW_S + 1 }, context(), registry), 'invalid_proof');
+  });
+
+  test('when an output is changed (tamper flips active; a tag; a level)', async () => {
+    assertRejected(await verifier.verify(groth16Builder.tamper(valid), context(), registry), 'invalid_proof');
+    assertRejected(await verifier.verify(groth16Builder.tamper(inactive), context(), registry), 'invalid_proof');
+    const otherTag = clone(valid);
+    otherTag.outputs.tag = second.outputs.tag === valid.outputs.tag ? (BigInt(valid.outputs.tag) + 1n).toString() : second.outputs.tag;
+    assertRejected(await verifier.verify(otherTag, context(), registry), 'invalid_proof');
+    const otherLevel = clone(withLevel);
+    otherLevel.outputs.level = '3';
+    const levelContext = context({ requiredClaims: ['academic_level'] });
+    assertRejected(await verifier.verify(otherLevel, levelContext, registry), 'invalid_proof');
+  });
+
+  test('when the level is hidden but the session requires it, or shown but not requested', async () => {
+    assertRejected(await verifier.verify(valid, context({ requiredClaims: ['academic_level'] }), registry), 'invalid_proof');
+    assertRejected(await verifier.verify(withLevel, context(), registry), 'malformed_presentation');
+  });
+
+  test('when proof points are swapped between two valid proofs', async () => {
+    const mixed = clone(valid);
+    mixed.proof.pi_c = second.proof.pi_c;
+    assertRejected(await verifier.verify(mixed, context(), registry), 'invalid_proof');
+  });
+
+  test('for a live session while no live verification key is installed', async () => {
+    const live = registryOf([issuerEntry(STATE, 'live')]);
+    assertRejected(await verifier.verify(valid, context({ environment: 'live' }), live), 'unsupported_format');
+  });
+
+  test('for a live session: a sandbox proof fails against the live key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'matricula-vk-'));
+    const vk = JSON.parse(readFileSync(GROTH16_ARTIFACTS.verificationKey, 'utf8'));
+    // Another valid key: delta doubled, as if another ceremony had contributed.
+    vk.vk_delta_2 = g2Json(g2FromJson(vk.vk_delta_2).double());
+    writeFileSync(join(dir, 'live.json'), JSON.stringify(vk));
+    const withLive = createGroth16Verifier({ liveVerificationKeyPath: join(dir, 'live.json') });
+    const live = registryOf([issuerEntry(STATE, 'live')]);
+    assertRejected(await withLive.verify(valid, context({ environment: 'live' }), live), 'invalid_proof');
+    assertVerified(await withLive.verify(valid, context(), registry));
+  });
+});
+
+describe('groth16 presentations: malformed', () => {
+  const cases: Array<[string, (p: Record<string, any>) => unknown]> = [
+    ['not an object', () => 'proof'],
+    ['an array', () => [valid]],
+    ['no issuer', ({ issuer, ...rest }) => rest],
+    ['now as a string', (p) => ({ ...p, now: String(p.now) })],
+    ['fractional now', (p) => ({ ...p, now: p.now + 0.5 })],
+    ['no outputs', ({ outputs, ...rest }) => rest],
+    ['a numeric output', (p) => ({ ...p, outputs: { ...p.outputs, active: 1 } })],
+    ['an output >= r (an alias of tag)', (p) => ({ ...p, outputs: { ...p.outputs, tag: (BigInt(p.outputs.tag) + BN254_R).toString() } })],
+    ['active = 2', (p) => ({ ...p, outputs: { ...p.outputs, active: '2' } })],
+    ['unexpired = 2', (p) => ({ ...p, outputs: { ...p.outputs, unexpired: '2' } })],
+    ['no proof', ({ proof, ...rest }) => rest],
+    ['pi_a with two coordinates', (p) => ({ ...p, proof: { ...p.proof, pi_a: p.proof.pi_a.slice(0, 2) } })],
+    ['pi_a not normalized (z != 1)', (p) => ({ ...p, proof: { ...p.proof, pi_a: [p.proof.pi_a[0], p.proof.pi_a[1], '2'] } })],
+    ['a coordinate >= p', (p) => ({ ...p, proof: { ...p.proof, pi_c: [(BigInt(p.proof.pi_c[0]) + Fp.ORDER).toString(), p.proof.pi_c[1], '1'] } })],
+    ['pi_b as G1', (p) => ({ ...p, proof: { ...p.proof, pi_b: p.proof.pi_a } })],
+  ];
+  for (const [name, mutate] of cases) {
+    test(name, async () => {
+      assertRejected(await verifier.verify(mutate(clone(valid)), context(), registry), 'malformed_presentation');
+    });
+  }
+
+  test('an unknown level code when the level is requested', async () => {
+    const p = clone(withLevel);
+    p.outputs.level = '99';
+    assertRejected(await verifier.verify(p, context({ requiredClaims: ['academic_level'] }), registry), 'malformed_presentation');
+  });
+});
+
+describe('groth16 proof points: invalid group elements', () => {
+  test('a G1 point off the curve', async () => {
+    const p = clone(valid);
+    p.proof.pi_a = [p.proof.pi_a[0], (BigInt(p.proof.pi_a[1]) + 1n).toString(), '1'];
+    assertRejected(await verifier.verify(p, context(), registry), 'invalid_proof');
+  });
+
+  test('the identity as A', async () => {
+    const p = clone(valid);
+    p.proof.pi_a = ['0', '0', '1'];
+    assertRejected(await verifier.verify(p, context(), registry), 'invalid_proof');
+  });
+
+  test('a G2 point on the twist but outside the prime-order subgroup', async () => {
+    // The twist's b is 3 / (u + 9).
+    const b = Fp2.div(Fp2.fromBigTuple([3n, 0n]), Fp2.fromBigTuple([9n, 1n]));
+    let point: { x: { c0: bigint; c1: bigint }; y: { c0: bigint; c1: bigint } } | undefined;
+    for (let k = 1n; !point; k++) {
+      const x = Fp2.fromBigTuple([k, 0n]);
+      try {
+        point = { x, y: Fp2.sqrt(Fp2.add(Fp2.mul(Fp2.sqr(x), x), b)) };
+      } catch {
+        // x^3 + b is not a square: try the next x.
+      }
+    }
+    const onTwist = bn254.G2.ProjectivePoint.fromAffine(point);
+    assert.ok(!onTwist.isTorsionFree(), 'the test point must be outside the subgroup');
+    const p = clone(valid);
+    p.proof.pi_b = g2Json(point);
+    assertRejected(await verifier.verify(p, context(), registry), 'invalid_proof');
+  });
+});
+
+describe('groth16 verifier conformance with snarkjs', () => {
+  let vkJson: unknown;
+  let signals: bigint[];
+  before(() => {
+    vkJson = JSON.parse(readFileSync(GROTH16_ARTIFACTS.verificationKey, 'utf8'));
+    const keys = sandboxIssuerPublicKeys()[STATE];
+    const o = valid.outputs;
+    signals = publicSignals(
+      { tag: BigInt(o.tag), active: BigInt(o.active), unexpired: BigInt(o.unexpired), level: BigInt(o.level) },
+      { issuerAx: BigInt(keys.x), issuerAy: BigInt(keys.y), domainHash: domainHash(STATE), nonceField: nonceField(NONCE, AUDIENCE), now: BigInt(NOW_S), discloseLevel: 0n },
+    );
+  });
+
+  const negateG2 = (b: string[][]) => g2Json(g2FromJson(b).negate());
+  const variants: Array<[string, (s: bigint[], p: Groth16PresentationJson['proof']) => [bigint[], Groth16PresentationJson['proof']]]> = [
+    ['the valid proof', (s, p) => [s, p]],
+    ['the tag changed', (s, p) => [[s[0] + 1n, ...s.slice(1)], p]],
+    ['active flipped', (s, p) => [[s[0], 1n - s[1], ...s.slice(2)], p]],
+    ['now changed', (s, p) => [s.map((v, i) => (i === 8 ? v + 1n : v)), p]],
+    ['the nonce field changed', (s, p) => [s.map((v, i) => (i === 7 ? v + 1n : v)), p]],
+    ['discloseLevel set', (s, p) => [s.map((v, i) => (i === 9 ? 1n : v)), p]],
+    ['a signal >= r', (s, p) => [[s[0] + BN254_R, ...s.slice(1)], p]],
+    ['A replaced by C', (s, p) => [s, { ...p, pi_a: p.pi_c }]],
+    ['A from another proof', (s, p) => [s, { ...p, pi_a: second.proof.pi_a }]],
+    ['B negated', (s, p) => [s, { ...p, pi_b: negateG2(p.pi_b) }]],
+  ];
+
+  for (const [name, variant] of variants) {
+    test(`agree on ${name}`, async () => {
+      const [s, p] = variant(signals, valid.proof);
+      const snarkjs = await import('snarkjs');
+      // snarkjs keeps its curve between these tests; the file's `after` releases it.
+      const theirs = await snarkjs.groth16.verify(vkJson, s.map(String), { ...p, protocol: 'groth16', curve: 'bn128' });
+      const decoded = decodeProof(p);
+      const ours = typeof decoded !== 'string' && verifyGroth16(loadSandboxVerificationKey(), decoded, s);
+      assert.equal(ours, theirs);
+      assert.equal(ours, name === 'the valid proof');
+    });
+  }
+});
+
+describe('groth16 service side carries no GPL code', () => {
+  test('the verifier runs with snarkjs, circomlib(js) and ffjavascript made unloadable', async () => {
+    const refuse = `export async function resolve(specifier, context, next) {
+      if (/^(snarkjs|circomlibjs|circomlib|ffjavascript)(\\/|$)/.test(specifier)) throw new Error('GPL module loaded: ' + specifier);
+      return next(specifier, context);
+    }`;
+    const script = `
+      import { register } from 'node:module';
+      register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(refuse)}));
+      const { groth16Verifier } = await import(${JSON.stringify(new URL('../src/proofs/groth16/index.ts', import.meta.url).href)});
+      const input = JSON.parse(process.argv[1]);
+      const registry = { issuers: async () => input.issuers };
+      const check = await groth16Verifier.verify(input.presentation, { ...input.context, now: new Date(input.context.now) }, registry);
+      // The hook must really refuse them, or this test could not fail.
+      const blocked = await import('snarkjs').then(() => false, () => true);
+      process.stdout.write(JSON.stringify({ ok: check.ok, blocked }));
+    `;
+    const input = JSON.stringify({ presentation: valid, context: { ...context(), now: NOW.toISOString() }, issuers: [issuerEntry(STATE, 'sandbox')] });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, input], {
+      cwd: new URL('..', import.meta.url).pathname,
+    });
+    assert.deepEqual(JSON.parse(stdout), { ok: true, blocked: true });
+  });
+});
+
+describe('groth16 verification keys', () => {
+  test('the committed sandbox key is refused as the live key', () => {
+    assert.throws(() => createGroth16Verifier({ liveVerificationKeyPath: GROTH16_ARTIFACTS.verificationKey }), /sandbox key/);
+  });
+
+  test('a key for another circuit shape is refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'matricula-vk-'));
+    const vk = JSON.parse(readFileSync(GROTH16_ARTIFACTS.verificationKey, 'utf8'));
+    vk.nPublic -= 1;
+    vk.IC.pop();
+    writeFileSync(join(dir, 'short.json'), JSON.stringify(vk));
+    assert.throws(() => createGroth16Verifier({ liveVerificationKeyPath: join(dir, 'short.json') }), /public signals/);
+    assert.throws(() => createGroth16Verifier({ liveVerificationKeyPath: join(dir, 'missing.json') }), /cannot read/);
+  });
+});
