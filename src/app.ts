@@ -11,7 +11,6 @@ import { authenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { ErrorBody } from './http/schemas.ts';
-import { databaseTrustRegistry } from './proofs/trust-registry.ts';
 import { appRoutes } from './routes/apps.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -19,7 +18,7 @@ import { keyRoutes } from './routes/keys.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { verifyRoutes } from './routes/verify.ts';
 import { walletRoutes } from './routes/wallet.ts';
-import type { ServiceDeps } from './services/deps.ts';
+import { createServiceDeps } from './services/deps.ts';
 import type { Store } from './store/db.ts';
 
 export interface AppDeps {
@@ -82,13 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const services: ServiceDeps = {
-    db: store.db,
-    clock,
-    config,
-    trustRegistry: databaseTrustRegistry(store.db),
-    onEventsCommitted: deps.onEventsCommitted ?? (() => {}),
-  };
+  const services = createServiceDeps({ db: store.db, clock, config, onEventsCommitted: deps.onEventsCommitted });
   await app.register(healthRoutes({ db: store.db }));
   await app.register(appRoutes(services));
   await app.register(keyRoutes(services));

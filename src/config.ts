@@ -19,6 +19,8 @@ export interface Config {
   webhookRetrySchedule: number[];
   /** Largest accepted request body, bytes. */
   bodyLimitBytes: number;
+  /** Path of the Groth16 verification key from the operator's ceremony; without it live groth16 is refused. */
+  groth16LiveVerificationKey?: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   role: Role;
 }
@@ -111,6 +113,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    groth16LiveVerificationKey: env.GROTH16_LIVE_VERIFICATION_KEY || undefined,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     role,
   };

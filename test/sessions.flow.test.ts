@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { expireDueSessions } from '../src/services/expiry.ts';
-import { databaseTrustRegistry } from '../src/proofs/trust-registry.ts';
+import { createServiceDeps } from '../src/services/deps.ts';
 import { BUILDERS } from '../src/proofs/formats.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession, getSession, submit } from './support/sessions.ts';
@@ -221,7 +221,7 @@ forEachDialect('verification flow', (dialect) => {
     assert.ok(listed.some((x: { sessionId: string }) => x.sessionId === s.sessionId));
     assert.ok(!(await events('verification.expired')).some((e) => e.data.sessionId === s.sessionId));
 
-    const deps = { db: h.store.db, clock: h.clock, config: h.config, trustRegistry: databaseTrustRegistry(h.store.db), onEventsCommitted: () => {} };
+    const deps = createServiceDeps({ db: h.store.db, clock: h.clock, config: h.config });
     const swept = await expireDueSessions(deps);
     assert.ok(swept >= 2);
     assert.equal(await expireDueSessions(deps), 0, 'a second sweep finds nothing');

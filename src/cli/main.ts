@@ -1,10 +1,12 @@
 import { ConfigError } from '../config.ts';
 import { appsList } from './apps.ts';
 import { defaultContext, parseCommandArgs, UsageError, type CliContext, type Command } from './command.ts';
+import { issuersAdd, issuersList, issuersRemove } from './issuers.ts';
 import { keysCreate } from './keys.ts';
 import { orgCreate } from './org.ts';
+import { walletPresent, walletPresentation } from './wallet.ts';
 
-export const COMMANDS: Command[] = [orgCreate, keysCreate, appsList];
+export const COMMANDS: Command[] = [orgCreate, keysCreate, appsList, issuersAdd, issuersList, issuersRemove, walletPresent, walletPresentation];
 
 function overview(commands: Command[]): string {
   const width = Math.max(...commands.map((c) => c.path.join(' ').length));

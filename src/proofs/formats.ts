@@ -1,19 +1,30 @@
 import { bbsBuilder, bbsVerifier } from './bbs/index.ts';
+import { groth16Builder } from './groth16/builder.ts';
+import { createGroth16Verifier } from './groth16/presentation-verifier.ts';
 import { sdJwtVcBuilder, sdJwtVcVerifier } from './sd-jwt-vc/index.ts';
 import type { CredentialFormat, PresentationBuilder, PresentationVerifier } from './types.ts';
 
-/** The verifier of every format the service accepts. */
-export const VERIFIERS: Partial<Record<CredentialFormat, PresentationVerifier>> = {
-  'sd-jwt-vc': sdJwtVcVerifier,
-  bbs: bbsVerifier,
-};
+export type Verifiers = Readonly<Record<CredentialFormat, PresentationVerifier>>;
 
-/** Holder side, for the wallet simulator and tests. */
-export const BUILDERS: Partial<Record<CredentialFormat, PresentationBuilder>> = {
+/**
+ * The verifier of every format the service accepts. Groth16 needs its verification keys: the
+ * committed sandbox key, and for live sessions the key of the operator's ceremony, if installed.
+ */
+export function createVerifiers(options: { groth16LiveVerificationKeyPath?: string } = {}): Verifiers {
+  return {
+    'sd-jwt-vc': sdJwtVcVerifier,
+    bbs: bbsVerifier,
+    groth16: createGroth16Verifier({ liveVerificationKeyPath: options.groth16LiveVerificationKeyPath }),
+  };
+}
+
+/** Holder side of every format, for the wallet simulator and tests (sandbox credentials). */
+export const BUILDERS: Readonly<Record<CredentialFormat, PresentationBuilder>> = {
   'sd-jwt-vc': sdJwtVcBuilder,
   bbs: bbsBuilder,
+  groth16: groth16Builder,
 };
 
-export function acceptedFormats(): CredentialFormat[] {
-  return Object.keys(VERIFIERS) as CredentialFormat[];
+export function acceptedFormats(verifiers: Verifiers): CredentialFormat[] {
+  return Object.keys(verifiers) as CredentialFormat[];
 }

@@ -39,7 +39,7 @@ export const verifyRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => as
       const requested = request.body.requiredClaims ?? ['is_active_student'];
       const unknown = requested.filter((c) => !isClaimName(c));
       if (unknown.length) throw invalidRequest(`Unknown claim ${unknown.join(', ')}. The catalogue is: ${CLAIM_CATALOGUE.join(', ')}.`, 'requiredClaims');
-      const outcome = await checkPresentation(deps.trustRegistry, {
+      const outcome = await checkPresentation(deps, {
         format: request.body.format,
         presentation: request.body.presentation,
         nonce: request.body.nonce,

@@ -1,5 +1,5 @@
 import type { ClaimName } from '../domain/claims.ts';
-import { VERIFIERS } from '../proofs/formats.ts';
+import type { Verifiers } from '../proofs/formats.ts';
 import { qualify, reportedClaims, withActiveStudent } from '../proofs/qualify.ts';
 import type { CredentialFormat, Environment, RejectionReason, TrustRegistry, VerifiedPresentation } from '../proofs/types.ts';
 import type { SessionResult } from '../store/sessions.ts';
@@ -20,14 +20,17 @@ export interface CheckInput {
 }
 
 /** Verifies the cryptography with the format's verifier, then judges the claims the same way for every format. */
-export async function checkPresentation(registry: TrustRegistry, input: CheckInput): Promise<PresentationOutcome> {
-  const verifier = VERIFIERS[input.format];
+export async function checkPresentation(
+  deps: { verifiers: Verifiers; trustRegistry: TrustRegistry },
+  input: CheckInput,
+): Promise<PresentationOutcome> {
+  const verifier = deps.verifiers[input.format];
   if (!verifier) return { kind: 'rejected', reason: 'unsupported_format', message: `Format ${input.format} is not accepted.` };
   const requiredClaims = withActiveStudent(input.requiredClaims);
   const check = await verifier.verify(
     input.presentation,
     { nonce: input.nonce, audience: input.audience, now: input.now, environment: input.environment, requiredClaims },
-    registry,
+    deps.trustRegistry,
   );
   if (!check.ok) return { kind: 'rejected', reason: check.reason, message: check.message };
   return { kind: 'judged', result: judge(check.presentation, requiredClaims, input.now), issuerId: check.presentation.issuer.id };

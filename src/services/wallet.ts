@@ -43,7 +43,7 @@ export async function presentationRequest(deps: ServiceDeps, sessionId: string, 
     requiredClaims: withActiveStudent(session.requiredClaims),
     application: { name: app?.name ?? '' },
     environment: session.environment,
-    acceptedFormats: acceptedFormats(),
+    acceptedFormats: acceptedFormats(deps.verifiers),
     expiresAt: session.expiresAt,
   };
 }
@@ -93,7 +93,7 @@ export async function submitPresentation(
   const session = await openSessionForWallet(deps, sessionId, input.nonce);
   if (session.status !== 'consented') throw new ApiError('invalid_state', session.status === 'pending' ? 'Record the student\'s consent before presenting.' : `Cannot present to a ${session.status} session.`);
   const now = deps.clock.now();
-  const outcome = await checkPresentation(deps.trustRegistry, {
+  const outcome = await checkPresentation(deps, {
     format: input.format,
     presentation: input.presentation,
     nonce: session.challengeNonce,
