@@ -2,7 +2,8 @@ import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { systemClock } from './domain/clock.ts';
 import { PeriodicJob } from './jobs/periodic.ts';
-import { databaseTrustRegistry, seedSandboxIssuers } from './proofs/trust-registry.ts';
+import { seedSandboxIssuers } from './proofs/trust-registry.ts';
+import { createServiceDeps } from './services/deps.ts';
 import { expireDueSessions } from './services/expiry.ts';
 import { migrate, openStore } from './store/db.ts';
 
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
   const clock = systemClock;
   await seedSandboxIssuers(store.db, clock);
   const app = await buildApp({ store, clock, config });
-  const services = { db: store.db, clock, config, trustRegistry: databaseTrustRegistry(store.db), onEventsCommitted: () => {} };
+  const services = createServiceDeps({ db: store.db, clock, config });
 
   // Background jobs run in the worker role (and in `all`, the single-process default).
   const runsJobs = config.role !== 'api';
