@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { expireDueSessions } from '../src/services/expiry.ts';
 import { createServiceDeps } from '../src/services/deps.ts';
 import { BUILDERS } from '../src/proofs/formats.ts';
+import { releaseSnarkjsCurve } from '../src/proofs/groth16/builder.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession, getSession, submit } from './support/sessions.ts';
 
@@ -13,7 +14,10 @@ forEachDialect('verification flow', (dialect) => {
     h = await startHarness(dialect);
     tenant = await h.bootstrap('sandbox');
   });
-  after(() => h.close());
+  after(async () => {
+    await h.close();
+    await releaseSnarkjsCurve();
+  });
 
   const events = async (type: string) =>
     (await h.app.inject({ method: 'GET', url: `/org/v1/events?appId=${tenant.appId}&event=${type}&limit=100`, headers: tenant.auth })).json().data as Array<{
@@ -25,7 +29,7 @@ forEachDialect('verification flow', (dialect) => {
       data: Record<string, unknown>;
     }>;
 
-  for (const format of ['sd-jwt-vc', 'bbs'] as const) {
+  for (const format of ['sd-jwt-vc', 'bbs', 'groth16'] as const) {
     test(`${format}: request → consent → presentation completes verified, with the 6.3 event`, async () => {
       const s = await createSession(h, tenant, { requiredClaims: ['is_active_student', 'university_domain', 'academic_level', 'valid_until'] });
       const request = await h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}` });
@@ -50,7 +54,13 @@ forEachDialect('verification flow', (dialect) => {
         verified: true,
         format,
         university: { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' },
-        claims: { is_active_student: true, university_domain: 'sandbox-state.example', academic_level: 'undergraduate', valid_until: '2027-09-30T00:00:00.000Z' },
+        // Groth16 proves valid_until > now without revealing the date.
+        claims: {
+          is_active_student: true,
+          university_domain: 'sandbox-state.example',
+          academic_level: 'undergraduate',
+          ...(format === 'groth16' ? {} : { valid_until: '2027-09-30T00:00:00.000Z' }),
+        },
         failureReason: null,
       });
 
