@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { BUILDERS } from '../src/proofs/formats.ts';
+import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
+import { buildPresentation, consent, createSession } from './support/sessions.ts';
+
+const RESULT_FIELDS = ['claims', 'failureReason', 'format', 'issuer', 'university', 'verified'];
+
+forEachDialect('direct verify and events API', (dialect) => {
+  let h: Harness;
+  let tenant: Tenant;
+  before(async () => {
+    h = await startHarness(dialect);
+    tenant = await h.bootstrap('sandbox');
+  });
+  after(() => h.close());
+
+  const verify = (body: Record<string, unknown>, auth = tenant.auth) => h.app.inject({ method: 'POST', url: '/verification/v1/verify', headers: auth, payload: body });
+
+  for (const format of ['sd-jwt-vc', 'bbs'] as const) {
+    test(`${format}: a valid presentation verifies directly`, async () => {
+      const nonce = `nonce_direct-${format}`;
+      const presentation = await buildPresentation(h, format, { nonce, disclose: ['is_active_student', 'academic_level'], student: { university: 'pruebas.example' } });
+      const res = await verify({ format, presentation, nonce, requiredClaims: ['academic_level'] });
+      assert.equal(res.statusCode, 200);
+      const data = res.json().data;
+      assert.deepEqual(Object.keys(data).sort(), RESULT_FIELDS);
+      assert.equal(data.verified, true);
+      assert.equal(data.format, format);
+      assert.deepEqual(data.university, { name: 'Universidad de Pruebas', domain: 'pruebas.example', country: 'ES' });
+      assert.deepEqual(data.claims, { is_active_student: true, academic_level: 'undergraduate' });
+      assert.match(data.issuer, /^iss_/);
+      assert.equal(data.failureReason, null);
+    });
+  }
+
+  test('a negative outcome is a 200 with verified false and the reason', async () => {
+    const nonce = 'nonce_direct-negative';
+    const good = await buildPresentation(h, 'sd-jwt-vc', { nonce });
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ format: 'sd-jwt-vc', presentation: good, nonce: 'nonce_other' }, 'nonce_mismatch'],
+      [{ format: 'sd-jwt-vc', presentation: good, nonce, audience: 'https://elsewhere.example' }, 'audience_mismatch'],
+      [{ format: 'sd-jwt-vc', presentation: BUILDERS['sd-jwt-vc'].tamper(good), nonce }, 'invalid_disclosure'],
+      [{ format: 'bbs', presentation: good, nonce }, 'malformed_presentation'],
+      [{ format: 'sd-jwt-vc', presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, student: { active: false } }), nonce }, 'student_inactive'],
+      [{ format: 'sd-jwt-vc', presentation: good, nonce, requiredClaims: ['valid_until'] }, 'claim_not_disclosed'],
+    ];
+    for (const [body, reason] of cases) {
+      const res = await verify(body);
+      assert.equal(res.statusCode, 200, reason);
+      assert.equal(res.json().data.verified, false, reason);
+      assert.equal(res.json().data.failureReason, reason);
+    }
+  });
+
+  test('a live key sees sandbox credentials as untrusted', async () => {
+    const live = await h.bootstrap('live');
+    const nonce = 'nonce_live';
+    const res = await verify({ format: 'sd-jwt-vc', presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce }), nonce }, live.auth);
+    assert.equal(res.json().data.verified, false);
+    assert.equal(res.json().data.failureReason, 'untrusted_issuer');
+  });
+
+  test('bad requests are 400s; no key is a 401', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ format: 'sd-jwt-vc', presentation: 'x' }, 'nonce'],
+      [{ format: 'pdf', presentation: 'x', nonce: 'n' }, 'format'],
+      [{ presentation: 'x', nonce: 'n' }, 'format'],
+      [{ format: 'sd-jwt-vc', nonce: 'n' }, 'presentation'],
+      [{ format: 'sd-jwt-vc', presentation: 'x', nonce: 'n', requiredClaims: ['shoe_size'] }, 'requiredClaims'],
+      [{ format: 'sd-jwt-vc', presentation: 'x', nonce: 'n', extra: true }, 'extra'],
+    ];
+    for (const [body, param] of cases) {
+      const res = await verify(body);
+      assert.equal(res.statusCode, 400, JSON.stringify(body));
+      assert.equal(res.json().error.param, param);
+    }
+    const anonymous = await h.app.inject({ method: 'POST', url: '/verification/v1/verify', payload: { format: 'sd-jwt-vc', presentation: 'x', nonce: 'n' } });
+    assert.equal(anonymous.statusCode, 401);
+  });
+
+  test("events: listed newest first with pagination; another org's event is a 404, another environment's a 403", async () => {
+    const t = await h.bootstrap('sandbox');
+    for (let i = 0; i < 3; i++) await consent(h, await createSession(h, t));
+    const page1 = (await h.app.inject({ method: 'GET', url: '/org/v1/events?limit=2', headers: t.auth })).json();
+    assert.equal(page1.data.length, 2);
+    assert.equal(page1.pagination.hasMore, true);
+    const page2 = (await h.app.inject({ method: 'GET', url: `/org/v1/events?limit=2&startingAfter=${page1.pagination.nextCursor}`, headers: t.auth })).json();
+    assert.equal(page2.data.length, 1);
+    assert.ok(page1.data[0].id > page1.data[1].id && page1.data[1].id > page2.data[0].id);
+    const eventId = page1.data[0].id;
+    const other = await h.bootstrap('sandbox');
+    assert.equal((await h.app.inject({ method: 'GET', url: `/org/v1/events/${eventId}`, headers: other.auth })).statusCode, 404);
+    assert.equal((await h.app.inject({ method: 'GET', url: `/org/v1/events?appId=${t.appId}`, headers: other.auth })).statusCode, 404);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/org/v1/events/evt_00000000000000000000000000', headers: t.auth })).statusCode, 404);
+    const { insertNewApplication } = await import('../src/services/applications.ts');
+    const { issueKey } = await import('../src/services/api-keys.ts');
+    const liveApp = await insertNewApplication(h.store.db, { clock: h.clock }, t.orgId, { name: 'live', environment: 'live' });
+    const liveKey = await issueKey(h.store.db, { clock: h.clock }, liveApp, 'live');
+    const crossEnv = await h.app.inject({ method: 'GET', url: `/org/v1/events/${eventId}`, headers: { authorization: `Bearer ${liveKey.rawSecret}` } });
+    assert.equal(crossEnv.statusCode, 403);
+    const liveList = (await h.app.inject({ method: 'GET', url: '/org/v1/events', headers: { authorization: `Bearer ${liveKey.rawSecret}` } })).json().data;
+    assert.equal(liveList.length, 0);
+  });
+});
