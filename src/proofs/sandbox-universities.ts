@@ -2,7 +2,7 @@
  * Sandbox universities: seeded into the trust registry on first start, trusted only for sandbox
  * sessions. Their keys are derived from the published seeds below (like test card numbers), so
  * anyone can issue sandbox credentials. The key of format F is derived from `${seed}:${F}` by
- * that format's `sandboxIssuerKeyPair(seed)` (see docs/credentials.md).
+ * that format's `sandboxIssuerKeyPair` (see docs/sessions.md, "Credentials and trust").
  */
 export interface SandboxUniversity {
   domain: string;
