@@ -18,6 +18,7 @@ import { keyRoutes } from './routes/keys.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { verifyRoutes } from './routes/verify.ts';
 import { walletRoutes } from './routes/wallet.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { createServiceDeps } from './services/deps.ts';
 import type { Store } from './store/db.ts';
 
@@ -89,5 +90,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(walletRoutes(services));
   await app.register(verifyRoutes(services));
   await app.register(eventRoutes(services));
+  await app.register(webhookRoutes(services));
   return app;
 }

@@ -2,6 +2,8 @@
  * Configuration: one schema, parsed once at start, failing fast with one line that names the
  * variable. Everything else receives the parsed {@link Config}; nothing reads process.env.
  */
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule } from './webhooks/retry-schedule.ts';
+
 export type Role = 'api' | 'worker' | 'all';
 
 export interface Config {
@@ -16,7 +18,9 @@ export interface Config {
   databaseUrl: string;
   webhookAllowPrivateTargets: boolean;
   /** Seconds between delivery attempts; the last entry is the final retry. */
-  webhookRetrySchedule: number[];
+  webhookRetrySchedule: readonly number[];
+  /** How long a worker holds a claimed delivery before another worker may take it over. */
+  webhookLeaseSeconds: number;
   /** Largest accepted request body, bytes. */
   bodyLimitBytes: number;
   /** Path of the Groth16 verification key from the operator's ceremony; without it live groth16 is refused. */
@@ -32,7 +36,7 @@ export class ConfigError extends Error {
   }
 }
 
-export const DEFAULT_RETRY_SCHEDULE = [10, 60, 300, 1800, 7200, 21600, 43200, 86400];
+export const DEFAULT_RETRY_SCHEDULE = DEFAULT_RETRY_SCHEDULE_SECONDS;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const ROLES = ['api', 'worker', 'all'] as const;
 
@@ -77,13 +81,13 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
-export function parseRetrySchedule(raw: string | undefined, name = 'WEBHOOK_RETRY_SCHEDULE'): number[] {
-  if (raw === undefined || raw.trim() === '') return [...DEFAULT_RETRY_SCHEDULE];
-  const parts = raw.split(',').map((part) => part.trim());
-  if (parts.some((part) => !/^\d+$/.test(part) || Number(part) < 1)) {
-    throw new ConfigError(name, `must be comma-separated whole seconds, each at least 1 (got "${raw}")`);
+/** WEBHOOK_RETRY_SCHEDULE, parsed by the webhook module's one parser; its errors name the variable. */
+function retrySchedule(env: Env): readonly number[] {
+  try {
+    return parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE);
+  } catch (err) {
+    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', (err as Error).message.replace(/^WEBHOOK_RETRY_SCHEDULE /, ''));
   }
-  return parts.map(Number);
 }
 
 function databaseUrl(env: Env): string {
@@ -111,7 +115,9 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     appScheme,
     databaseUrl: databaseUrl(env),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
-    webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+    webhookRetrySchedule: retrySchedule(env),
+    // At least 15 s: a lease must outlive one send (10 s timeout) and the recording of its outcome.
+    webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 60, 15, 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     groth16LiveVerificationKey: env.GROTH16_LIVE_VERIFICATION_KEY || undefined,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),

@@ -3,6 +3,7 @@ import { principalOf } from '../http/auth.ts';
 import { AUTHENTICATED_ERRORS, BEARER, Environment, errorResponses, IsoTimestamp, envelope, listEnvelope, PageQuery } from '../http/schemas.ts';
 import { archiveApplication, createApplication, getApplication, listApplications, updateApplication } from '../services/applications.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { AppWebhookFields, WebhookEndpointWithSecret } from './webhooks.ts';
 
 /** Spec 2.2: the list entry, exactly these fields. */
 export const ApplicationListEntry = Type.Object(
@@ -54,7 +55,11 @@ export const CreateApplicationBody = {
   name: Name,
   environment: Type.Optional(Environment),
   description: Type.Optional(Description),
+  ...AppWebhookFields,
 };
+
+/** The created application; `webhook` (with its signing secret) when webhookUrl was given. */
+const CreatedApplication = Type.Object({ ...ApplicationListEntry.properties, webhook: Type.Optional(WebhookEndpointWithSecret) });
 
 const tags = ['Applications'];
 
@@ -74,12 +79,13 @@ export const appRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => async
   });
 
   app.post('/org/v1/apps', {
+    config: { secretFields: ['data.webhook.secret'] },
     schema: {
       tags,
-      summary: 'Create an application',
+      summary: 'Create an application, optionally with a webhook endpoint (one transaction)',
       security: BEARER,
       body: Type.Object(CreateApplicationBody, { additionalProperties: false }),
-      response: { 201: envelope(ApplicationListEntry), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden') },
+      response: { 201: envelope(CreatedApplication), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden') },
     },
     handler: async (request, reply) => {
       const created = await createApplication(deps, principalOf(request), request.body);

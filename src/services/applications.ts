@@ -1,4 +1,5 @@
 import { newId } from '../domain/ids.ts';
+import { invalidRequest } from '../errors.ts';
 import type { Principal } from '../http/auth.ts';
 import { keysOfApplication } from '../store/api-keys.ts';
 import {
@@ -14,6 +15,7 @@ import { applicationMetrics } from '../store/metrics.ts';
 import type { PageRequest } from '../store/pagination.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
+import { endpointWithSecret, insertNewEndpoint, prepareEndpoint } from './webhooks.ts';
 
 export interface NewApplication {
   name: string;
@@ -38,10 +40,28 @@ export async function insertNewApplication(db: Db, deps: Pick<ServiceDeps, 'cloc
   return app;
 }
 
-export async function createApplication(deps: ServiceDeps, principal: Principal, input: NewApplication) {
-  assertSameEnvironment(principal, input.environment ?? 'sandbox');
-  const app = await deps.db.transaction().execute((trx) => insertNewApplication(trx, deps, principal.orgId, input));
-  return { ...app, keyCount: 0, webhookCount: 0 };
+/**
+ * Creates an application and, with `webhookUrl`, its webhook endpoint, in one transaction: a
+ * refused URL or an unknown event is a 400 and creates nothing. The endpoint's secret is in the
+ * result (shown once).
+ */
+export async function createApplication(
+  deps: ServiceDeps,
+  principal: Principal,
+  input: NewApplication & { webhookUrl?: string; webhookEvents?: string[] },
+) {
+  const { webhookUrl, webhookEvents, ...fields } = input;
+  assertSameEnvironment(principal, fields.environment ?? 'sandbox');
+  if (webhookUrl === undefined && webhookEvents !== undefined) throw invalidRequest('webhookEvents needs webhookUrl: the endpoint to send them to.', 'webhookUrl');
+  if (webhookUrl !== undefined && webhookEvents === undefined) throw invalidRequest('webhookUrl needs webhookEvents: the events to subscribe it to.', 'webhookEvents');
+  const endpointInput =
+    webhookUrl !== undefined ? await prepareEndpoint(deps, { url: webhookUrl, events: webhookEvents! }, { url: 'webhookUrl', events: 'webhookEvents' }) : undefined;
+  return deps.db.transaction().execute(async (trx) => {
+    const app = await insertNewApplication(trx, deps, principal.orgId, fields);
+    if (!endpointInput) return { ...app, keyCount: 0, webhookCount: 0 };
+    const endpoint = await insertNewEndpoint(trx, deps, app, endpointInput);
+    return { ...app, keyCount: 0, webhookCount: 1, webhook: endpointWithSecret(endpoint) };
+  });
 }
 
 export function listApplications(deps: ServiceDeps, principal: Principal, page: PageRequest) {

@@ -1,6 +1,7 @@
 import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { ApplicationsTable } from './schema.ts';
+import { endpointCounts } from './webhooks.ts';
 
 export type Environment = 'sandbox' | 'live';
 
@@ -69,7 +70,7 @@ export async function updateApplication(
     .execute();
 }
 
-/** Counts shown beside an application; webhook endpoints are counted once their table exists. */
+/** Counts shown beside an application: its API keys and its webhook endpoints. */
 export async function countsFor(db: Db, appIds: string[]): Promise<Map<string, { keyCount: number; webhookCount: number }>> {
   const counts = new Map(appIds.map((id) => [id, { keyCount: 0, webhookCount: 0 }]));
   if (appIds.length === 0) return counts;
@@ -80,6 +81,7 @@ export async function countsFor(db: Db, appIds: string[]): Promise<Map<string, {
     .groupBy('app_id')
     .execute();
   for (const row of keys) counts.get(row.app_id)!.keyCount = Number(row.n);
+  for (const [appId, n] of await endpointCounts(db, appIds)) counts.get(appId)!.webhookCount = n;
   return counts;
 }
 

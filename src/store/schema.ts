@@ -100,6 +100,63 @@ export interface EventsTable {
   created_at: string;
 }
 
+/** A webhook endpoint. The signing secrets are kept in clear: signing needs them (HMAC). */
+export interface WebhookEndpointsTable {
+  id: string;
+  app_id: string;
+  org_id: string;
+  environment: 'sandbox' | 'live';
+  url: string;
+  description: string | null;
+  /** JSON array of event names. */
+  events: string;
+  enabled: number;
+  disabled_reason: 'manual' | 'endpoint_gone' | null;
+  secret: string;
+  /** The secret before the last rotation, valid until previous_secret_expires_at. */
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed';
+
+/** One event to one endpoint: the unit a worker claims, sends and retries. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  /** When a worker should next take it: the next attempt while pending, the lease end while sending; null once final. */
+  due_at: string | null;
+  /** The claim holding the lease while sending: only that claim may record the outcome. */
+  lease_token: string | null;
+  /** Attempts started so far (a claim starts one). */
+  attempt_count: number;
+  created_at: string;
+  updated_at: string;
+  delivered_at: string | null;
+}
+
+/** The log of one HTTP attempt. */
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempt: number;
+  worker_id: string;
+  started_at: string;
+  duration_ms: number;
+  status_code: number | null;
+  /** `succeeded`, or the sender's failure (timeout, http_error, …). */
+  outcome: string;
+  error_message: string | null;
+  /** The start of the answer, at most 2 KiB. */
+  response_body: string;
+  response_body_truncated: number;
+}
+
 export interface Database {
   issuers: IssuersTable;
   sessions: SessionsTable;
@@ -109,6 +166,9 @@ export interface Database {
   api_keys: ApiKeysTable;
   revoked_keys: RevokedKeysTable;
   idempotency_keys: IdempotencyKeysTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type { Generated };

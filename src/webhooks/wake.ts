@@ -1,0 +1,120 @@
+import pg from 'pg';
+import { DELIVERY_CHANNEL } from './outbox.ts';
+
+/**
+ * Wake-ups for the delivery worker. In one process, {@link WakeSignal} lets a commit wake the
+ * worker at once; across processes, {@link listenForDeliveries} turns PostgreSQL notifications
+ * into the same wake-up. Polling remains the safety net: a wake-up lost (a listener reconnecting)
+ * only delays a delivery until the next poll.
+ */
+
+/**
+ * A level-triggered signal: a `notify()` made while nobody waits is remembered, so that a wake-up
+ * arriving while the worker is busy claiming is not lost.
+ */
+export class WakeSignal {
+  #pending = false;
+  #waiter: { resolve: () => void; timer: NodeJS.Timeout } | undefined;
+
+  notify(): void {
+    if (this.#waiter) this.#release();
+    else this.#pending = true;
+  }
+
+  /** Resolves on the next (or a remembered) notify, or after `timeoutMs`. */
+  wait(timeoutMs: number): Promise<void> {
+    if (this.#pending) {
+      this.#pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      // Not unref'd: a running worker is what keeps a worker process alive.
+      const timer = setTimeout(() => this.#release(), timeoutMs);
+      this.#waiter = { resolve, timer };
+    });
+  }
+
+  #release(): void {
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
+    if (!waiter) return;
+    clearTimeout(waiter.timer);
+    waiter.resolve();
+  }
+}
+
+export interface Listener {
+  close(): Promise<void>;
+}
+
+export interface ListenLog {
+  warn(obj: object, msg: string): void;
+}
+
+const RECONNECT_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+
+/**
+ * LISTENs on the delivery channel on a dedicated connection (same settings as the pool, so the
+ * same database and search_path) and calls `onNotify` for each notification. A connection that
+ * fails or is lost is re-opened with backoff, and `onNotify` is called once it is back, since
+ * notifications sent in between were missed. Never rejects: the worker polls meanwhile.
+ */
+export async function listenForDeliveries(pool: pg.Pool, onNotify: () => void, log?: ListenLog): Promise<Listener> {
+  let client: pg.Client | undefined;
+  let closed = false;
+  let failures = 0;
+  let retryTimer: NodeJS.Timeout | undefined;
+
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client(pool.options);
+    next.on('notification', (message) => {
+      if (message.channel === DELIVERY_CHANNEL) onNotify();
+    });
+    next.on('error', (err) => {
+      log?.warn({ err }, 'webhook wake-up listener lost its connection; reconnecting');
+      void next.end().catch(() => undefined);
+      if (client === next) client = undefined;
+      scheduleReconnect();
+    });
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${DELIVERY_CHANNEL}`);
+    } catch (err) {
+      await next.end().catch(() => undefined);
+      throw err;
+    }
+    if (closed) {
+      await next.end();
+      return;
+    }
+    client = next;
+    failures = 0;
+  };
+
+  const scheduleReconnect = () => {
+    if (closed || retryTimer) return;
+    const delay = RECONNECT_MS[Math.min(failures, RECONNECT_MS.length - 1)];
+    failures++;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      connect().then(onNotify, (err) => {
+        log?.warn({ err }, 'webhook wake-up listener could not reconnect');
+        scheduleReconnect();
+      });
+    }, delay);
+    retryTimer.unref();
+  };
+
+  await connect().catch((err) => {
+    log?.warn({ err }, 'webhook wake-up listener could not connect; polling until it can');
+    scheduleReconnect();
+  });
+  return {
+    async close() {
+      closed = true;
+      clearTimeout(retryTimer);
+      await client?.end().catch(() => undefined);
+      client = undefined;
+    },
+  };
+}

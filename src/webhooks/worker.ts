@@ -1,0 +1,243 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Dispatcher } from 'undici';
+import type { Config } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
+import { newId } from '../domain/ids.ts';
+import type { Store } from '../store/db.ts';
+import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from '../store/webhook-deliveries.ts';
+import { afterAttempt, envelopeBody, signingSecrets } from './delivery-policy.ts';
+import { buildDeliveryHeaders, sendWebhook, type SendResult } from './sender.ts';
+import { unixSeconds, signPayload } from './signature.ts';
+import { checkWebhookUrlShape, createGuardedDispatcher } from './ssrf.ts';
+import { listenForDeliveries, WakeSignal, type Listener } from './wake.ts';
+
+/**
+ * The delivery worker (DESIGN §6): claims due deliveries under a lease, sends each with its
+ * signature through the SSRF-guarded dispatcher, records the attempt and schedules the retry.
+ * Any number of workers may run against one database; a crashed worker's deliveries are claimed
+ * again once their lease runs out, so nothing is lost (a delivery may arrive twice).
+ *
+ * States: `idle` (built, or only stepped with runOnce) → `running` (start) → `stopping` (stop:
+ * no new claims, in-flight sends finish) → `stopped`.
+ */
+
+export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped';
+
+/** At most this many deliveries in flight per worker: a slow receiver cannot take all sockets. */
+export const DEFAULT_MAX_IN_FLIGHT = 32;
+/** How often a worker looks for due deliveries when nothing wakes it (retries coming due). */
+export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+
+export interface WorkerLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface DeliveryWorkerOptions {
+  store: Pick<Store, 'db' | 'capabilities' | 'pgPool'>;
+  clock: Clock;
+  config: Pick<Config, 'webhookRetrySchedule' | 'webhookAllowPrivateTargets' | 'webhookLeaseSeconds'>;
+  /** Jitter source in [0, 1); Math.random by default. */
+  random?: () => number;
+  /** Defaults to an SSRF-guarded dispatcher under the configured policy (closed on stop). */
+  dispatcher?: Dispatcher;
+  log?: WorkerLog;
+  /** Names this worker in the attempt log; defaults to host/pid/random. */
+  workerId?: string;
+  maxInFlight?: number;
+  pollIntervalMs?: number;
+  /** Per-attempt budget; 10 s by default (DESIGN §6). */
+  timeoutMs?: number;
+}
+
+/** What one {@link DeliveryWorker.runOnce} did. */
+export interface RunSummary {
+  claimed: number;
+  succeeded: number;
+  retrying: number;
+  failed: number;
+  /** Sent, but the lease was lost or the endpoint deleted meanwhile: not recorded. */
+  lost: number;
+}
+
+type Outcome = 'succeeded' | 'retrying' | 'failed' | 'lost';
+
+const silent: WorkerLog = { info: () => {}, warn: () => {}, error: () => {} };
+
+export class DeliveryWorker {
+  readonly workerId: string;
+  #state: WorkerState = 'idle';
+  readonly #options: DeliveryWorkerOptions;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  readonly #log: WorkerLog;
+  readonly #maxInFlight: number;
+  readonly #signal = new WakeSignal();
+  readonly #inFlight = new Set<Promise<Outcome>>();
+  #loop: Promise<void> | undefined;
+  /** The last claim took every free slot: more may be due, so a freed slot should wake the loop. */
+  #saturated = false;
+  #listener: Listener | undefined;
+
+  constructor(options: DeliveryWorkerOptions) {
+    this.#options = options;
+    this.workerId = options.workerId ?? `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher = options.dispatcher ?? createGuardedDispatcher({ allowPrivateTargets: options.config.webhookAllowPrivateTargets });
+    this.#log = options.log ?? silent;
+    this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+  }
+
+  get state(): WorkerState {
+    return this.#state;
+  }
+
+  /**
+   * One step, for tests and tools: claims up to `limit` due deliveries, sends them all, records
+   * every attempt. Time is the injected clock's: a retry scheduled 10 s ahead is due once the
+   * clock has moved 10 s.
+   */
+  async runOnce(limit = this.#maxInFlight): Promise<RunSummary> {
+    if (this.#state === 'running' || this.#state === 'stopping') throw new Error('runOnce() is for a worker that is not started');
+    const claimed = await this.#claim(limit);
+    const outcomes = await Promise.all(claimed.map((delivery) => this.#deliver(delivery)));
+    const count = (o: Outcome) => outcomes.filter((x) => x === o).length;
+    return { claimed: claimed.length, succeeded: count('succeeded'), retrying: count('retrying'), failed: count('failed'), lost: count('lost') };
+  }
+
+  /** Starts the loop: claims whenever woken, when a slot frees up, and every poll interval. */
+  async start(): Promise<void> {
+    if (this.#state !== 'idle') throw new Error(`cannot start a ${this.#state} worker`);
+    this.#state = 'running';
+    const { store } = this.#options;
+    if (store.capabilities.listenNotify && store.pgPool) {
+      this.#listener = await listenForDeliveries(store.pgPool, () => this.wake(), this.#log);
+    }
+    this.#loop = this.#run();
+    this.#log.info({ workerId: this.workerId }, 'webhook delivery worker started');
+  }
+
+  /** New deliveries were committed: look now rather than at the next poll. */
+  wake(): void {
+    this.#signal.notify();
+  }
+
+  /** Stops claiming and waits for the sends in flight to finish and be recorded. */
+  async stop(): Promise<void> {
+    if (this.#state === 'stopped') return;
+    const wasRunning = this.#state === 'running';
+    this.#state = 'stopping';
+    this.#signal.notify();
+    await this.#listener?.close();
+    await this.#loop;
+    await Promise.allSettled([...this.#inFlight]);
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+    this.#state = 'stopped';
+    if (wasRunning) this.#log.info({ workerId: this.workerId }, 'webhook delivery worker stopped');
+  }
+
+  async #run(): Promise<void> {
+    const pollMs = this.#options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    while (this.#state === 'running') {
+      const capacity = this.#maxInFlight - this.#inFlight.size;
+      let claimed = 0;
+      if (capacity > 0) {
+        try {
+          const batch = await this.#claim(capacity);
+          claimed = batch.length;
+          for (const delivery of batch) this.#track(this.#deliver(delivery));
+        } catch (err) {
+          // The database is unreachable or busy: try again at the next poll.
+          this.#log.error({ err }, 'claiming webhook deliveries failed');
+        }
+      }
+      // A full batch means more may be due: claim again as soon as a slot frees up.
+      this.#saturated = capacity === 0 || claimed === capacity;
+      if (this.#saturated && this.#inFlight.size < this.#maxInFlight) continue;
+      await this.#signal.wait(pollMs);
+    }
+  }
+
+  #track(send: Promise<Outcome>): void {
+    this.#inFlight.add(send);
+    void send.finally(() => {
+      this.#inFlight.delete(send);
+      // A slot is free, and the loop may be waiting for one with deliveries still due.
+      if (this.#saturated && this.#state === 'running') this.#signal.notify();
+    });
+  }
+
+  #claim(limit: number): Promise<ClaimedDelivery[]> {
+    const now = this.#options.clock.now();
+    return claimDueDeliveries(this.#options.store.db, {
+      now: now.toISOString(),
+      leaseUntil: new Date(now.getTime() + this.#options.config.webhookLeaseSeconds * 1000).toISOString(),
+      token: randomBytes(12).toString('base64url'),
+      limit,
+    });
+  }
+
+  /** Sends one claimed delivery and records the attempt. Never rejects. */
+  async #deliver(delivery: ClaimedDelivery): Promise<Outcome> {
+    try {
+      return await this.#attempt(delivery);
+    } catch (err) {
+      // Recording failed (database trouble): the lease runs out and another attempt follows.
+      this.#log.error({ err, deliveryId: delivery.id }, 'webhook delivery could not be recorded');
+      return 'lost';
+    }
+  }
+
+  async #attempt(delivery: ClaimedDelivery): Promise<Outcome> {
+    const { clock, config, store } = this.#options;
+    const startedAt = clock.now();
+    const result = await this.#send(delivery, startedAt);
+    const finishedAt = clock.now();
+    const { next, disable } = afterAttempt(result, delivery.attempt, finishedAt, config.webhookRetrySchedule, this.#options.random ?? Math.random);
+    const recorded = await recordAttempt(
+      store.db,
+      delivery.id,
+      delivery.leaseToken,
+      {
+        id: newId('attempt', clock),
+        workerId: this.workerId,
+        attempt: {
+          attempt: delivery.attempt,
+          startedAt: startedAt.toISOString(),
+          durationMs: result.durationMs,
+          statusCode: result.status ?? null,
+          outcome: result.ok ? 'succeeded' : (result.error ?? 'http_error'),
+          errorMessage: result.errorMessage ?? null,
+          responseBody: result.responseBody,
+          responseBodyTruncated: result.responseBodyTruncated,
+        },
+        next,
+        ...(disable ? { disableEndpoint: { endpointId: delivery.endpoint.id } } : {}),
+      },
+      finishedAt.toISOString(),
+    );
+    if (!recorded) return 'lost';
+    if (disable) this.#log.warn({ endpointId: delivery.endpoint.id, deliveryId: delivery.id }, 'webhook endpoint answered 410 Gone: disabled');
+    return next.status === 'pending' ? 'retrying' : next.status;
+  }
+
+  #send(delivery: ClaimedDelivery, now: Date): Promise<SendResult> {
+    const { endpoint, event } = delivery;
+    // The policy may have tightened since registration: the cheap checks run before every send,
+    // the address checks inside the dispatcher at connect time.
+    const shape = checkWebhookUrlShape(endpoint.url, { allowPrivateTargets: this.#options.config.webhookAllowPrivateTargets });
+    if (!shape.ok) {
+      return Promise.resolve({ ok: false, durationMs: 0, responseBody: '', responseBodyTruncated: false, error: 'ssrf_refused', errorMessage: shape.message });
+    }
+    const body = envelopeBody(event);
+    const headers = buildDeliveryHeaders({
+      eventName: event.event,
+      deliveryId: delivery.id,
+      attempt: delivery.attempt,
+      signature: signPayload(body, signingSecrets(endpoint, now), unixSeconds(now)),
+    });
+    return sendWebhook({ url: endpoint.url, body, headers, dispatcher: this.#dispatcher, timeoutMs: this.#options.timeoutMs });
+  }
+}

@@ -1,0 +1,71 @@
+import type { EventEnvelope, EventType } from '../../src/domain/events.ts';
+import { recordEvent } from '../../src/services/events.ts';
+import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/worker.ts';
+import type { Harness, Tenant } from './harness.ts';
+import type { RecordedRequest, WebhookReceiver } from './webhook-receiver.ts';
+
+/** Shortcuts for webhook tests over the real API, the real outbox and a real worker. */
+
+export interface CreatedEndpoint {
+  id: string;
+  appId: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  secret: string;
+}
+
+export async function createEndpoint(h: Harness, tenant: Tenant, url: string, events: EventType[] = ['verification.completed']): Promise<CreatedEndpoint> {
+  const res = await h.app.inject({ method: 'POST', url: '/org/v1/webhooks', headers: tenant.auth, payload: { appId: tenant.appId, url, events } });
+  if (res.statusCode !== 201) throw new Error(`create endpoint: ${res.statusCode} ${res.body}`);
+  return res.json().data;
+}
+
+/** The `data` of verification.completed, as spec 6.3 shows it. */
+export function completedData(sessionId: string) {
+  return {
+    sessionId,
+    verified: true,
+    university: { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' },
+    claims: { is_active_student: true, academic_level: 'undergraduate', valid_until: '2027-09-30T00:00:00.000Z' },
+  };
+}
+
+/** Records an event as a state change would: in a transaction, through the outbox. */
+export async function emitEvent(h: Harness, tenant: Tenant, type: EventType = 'verification.completed', data?: Record<string, unknown>): Promise<EventEnvelope> {
+  const source = { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const };
+  return h.store.db.transaction().execute((trx) => recordEvent(trx, h.clock, source, type, data ?? completedData(`sess_${Math.random().toString(36).slice(2)}`)));
+}
+
+/** A worker over the harness database and clock; jitter fixed at the middle (no jitter). */
+export function workerFor(h: Harness, options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
+  return new DeliveryWorker({ store: h.store, clock: h.clock, config: h.config, random: () => 0.5, ...options });
+}
+
+/** Headers exactly as sent, by their sent names. */
+export function sentHeaders(request: RecordedRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < request.rawHeaders.length; i += 2) headers[request.rawHeaders[i]] = request.rawHeaders[i + 1];
+  return headers;
+}
+
+/** Rejects after `ms` unless `promise` settled: a bound on waiting for real events, never a sleep. */
+export function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** Waits until `predicate` holds over the receiver's requests, checking at each new request. */
+export async function waitForReceiver(receiver: WebhookReceiver, predicate: (requests: RecordedRequest[]) => boolean, ms: number, what: string): Promise<RecordedRequest[]> {
+  return within(
+    ms,
+    (async () => {
+      while (!predicate(receiver.requests)) await receiver.waitForRequests(receiver.requests.length + 1);
+      return receiver.requests.slice();
+    })(),
+    what,
+  );
+}
