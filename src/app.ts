@@ -15,6 +15,8 @@ import { appRoutes } from './routes/apps.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { portalRoutes } from './routes/portal.ts';
+import { sandboxWalletRoutes } from './routes/sandbox-wallet.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { verifyRoutes } from './routes/verify.ts';
 import { walletRoutes } from './routes/wallet.ts';
@@ -88,6 +90,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(keyRoutes(services));
   await app.register(sessionRoutes(services));
   await app.register(walletRoutes(services));
+  await app.register(portalRoutes(services));
+  await app.register(sandboxWalletRoutes(services));
   await app.register(verifyRoutes(services));
   await app.register(eventRoutes(services));
   await app.register(webhookRoutes(services));

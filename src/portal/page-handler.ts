@@ -1,0 +1,28 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.ts';
+import type { SafeHtml } from './html.ts';
+import { sendPage } from './layout.ts';
+import { faultPage, notFoundPage } from './message-page.ts';
+
+/** A page: its status and markup. */
+export interface PageResult {
+  status: number;
+  page: SafeHtml;
+}
+
+/**
+ * Wraps a page handler so that a person never sees JSON: an unknown resource is the friendly 404
+ * page, and a fault is a plain apology with the request id (details go to the log only).
+ */
+export function pageHandler<R extends FastifyRequest>(render: (request: R) => Promise<PageResult>) {
+  return async (request: R, reply: FastifyReply): Promise<FastifyReply> => {
+    try {
+      const { status, page } = await render(request);
+      return sendPage(reply, status, page);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'not_found') return sendPage(reply, 404, notFoundPage());
+      request.log.error({ err: error }, 'page failed');
+      return sendPage(reply, 500, faultPage(String(request.id)));
+    }
+  };
+}

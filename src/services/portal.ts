@@ -1,0 +1,74 @@
+import type { ClaimName } from '../domain/claims.ts';
+import { isId } from '../domain/ids.ts';
+import { effectiveStatus, type SessionStatus } from '../domain/session-state.ts';
+import { notFound } from '../errors.ts';
+import type { Environment } from '../proofs/types.ts';
+import { findApplicationById } from '../store/applications.ts';
+import { findSession, type Session } from '../store/sessions.ts';
+import type { ServiceDeps } from './deps.ts';
+import { sessionView } from './sessions.ts';
+
+type PortalDeps = Pick<ServiceDeps, 'db' | 'clock' | 'config'>;
+
+/**
+ * What anyone holding a session id may learn: its state, whether it ended verified, and its
+ * timing. Never the claims, the university, the format, the reason of a failure or the nonce:
+ * the portal is public, the proof result belongs to the business.
+ */
+export interface PublicSessionStatus {
+  sessionId: string;
+  status: SessionStatus;
+  /** Once completed, whether the student was verified; null before. */
+  verified: boolean | null;
+  expiresAt: string;
+  /** The server's clock: the page counts down from it, never from the device's own clock. */
+  now: string;
+}
+
+/** Everything the portal page shows for a session. */
+export interface PortalSession extends PublicSessionStatus {
+  environment: Environment;
+  applicationName: string;
+  purpose: string;
+  requiredClaims: ClaimName[];
+  /** What the QR code encodes; the portal is the place the student gets it from. */
+  qrPayload: string;
+}
+
+async function lookup(deps: PortalDeps, sessionId: string): Promise<Session | undefined> {
+  // A malformed id is answered like an unknown one, without touching the database.
+  return isId('session', sessionId) ? findSession(deps.db, sessionId) : undefined;
+}
+
+function statusOf(session: Session, now: Date): PublicSessionStatus {
+  const status = effectiveStatus(session.status, session.expiresAt, now);
+  return {
+    sessionId: session.id,
+    status,
+    verified: status === 'completed' ? (session.result?.verified ?? false) : null,
+    expiresAt: session.expiresAt,
+    now: now.toISOString(),
+  };
+}
+
+/** The public status of a session; an unknown or malformed id is a 404. */
+export async function publicSessionStatus(deps: PortalDeps, sessionId: string): Promise<PublicSessionStatus> {
+  const session = await lookup(deps, sessionId);
+  if (!session) throw notFound('session', 'sessionId');
+  return statusOf(session, deps.clock.now());
+}
+
+/** The portal's view of a session, or undefined when there is no such session. */
+export async function portalSession(deps: PortalDeps, sessionId: string): Promise<PortalSession | undefined> {
+  const session = await lookup(deps, sessionId);
+  if (!session) return undefined;
+  const app = await findApplicationById(deps.db, session.appId);
+  return {
+    ...statusOf(session, deps.clock.now()),
+    environment: session.environment,
+    applicationName: app?.name ?? 'This service',
+    purpose: session.purpose,
+    requiredClaims: session.requiredClaims,
+    qrPayload: sessionView(session, deps).qrPayload,
+  };
+}

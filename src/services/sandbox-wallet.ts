@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import type { AcademicLevel } from '../domain/claims.ts';
+import { OPEN_STATUSES } from '../domain/session-state.ts';
+import { ApiError, forbidden, invalidRequest, invalidState } from '../errors.ts';
+import { BUILDERS } from '../proofs/formats.ts';
+import type { CredentialFormat, SandboxStudent } from '../proofs/types.ts';
+import type { ServiceDeps } from './deps.ts';
+import { presentationRequest } from './wallet.ts';
+
+/**
+ * The sandbox web wallet's server side. A real wallet holds its credential and builds its
+ * presentation on the phone; the sandbox wallet's "phone" is a browser tab, and the holder-side
+ * builders run here, so this service builds the presentation and hands it back. The browser then
+ * consents and submits through the same public endpoints a real wallet uses. Sandbox only: the
+ * sandbox issuers' keys are public, and a live session must never be answered with them.
+ */
+
+export type SandboxPresentationRequest = Awaited<ReturnType<typeof presentationRequest>>;
+
+/** The student the tester picks. */
+export interface SandboxStudentChoice {
+  /** Domain of a sandbox university. */
+  university: string;
+  active: boolean;
+  academicLevel: AcademicLevel;
+  /** A credential whose validity ended yesterday. */
+  expired: boolean;
+}
+
+export interface SandboxPresentationInput {
+  sessionId: string;
+  nonce: string;
+  format: CredentialFormat;
+  student: SandboxStudentChoice;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function midnightUtc(ms: number): string {
+  return new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString();
+}
+
+/** The credential of the chosen student: valid for a year from today, or expired since yesterday. */
+export function sandboxStudent(choice: SandboxStudentChoice, now: Date): SandboxStudent {
+  return {
+    university: choice.university,
+    active: choice.active,
+    academicLevel: choice.academicLevel,
+    validUntil: choice.expired ? midnightUtc(now.getTime() - DAY_MS) : midnightUtc(now.getTime() + 365 * DAY_MS),
+    // A fresh holder for every presentation: the sandbox wallet keeps no state between answers.
+    holderSeed: `sandbox-wallet:${randomBytes(16).toString('hex')}`,
+  };
+}
+
+/** The formats the sandbox wallet can answer in: every accepted format that has a holder-side builder. */
+export function sandboxFormats(accepted: readonly CredentialFormat[]): CredentialFormat[] {
+  return accepted.filter((format) => BUILDERS[format] !== undefined);
+}
+
+/**
+ * The presentation request of a sandbox session, as a wallet reads it. Unknown session or wrong
+ * nonce: 404; expired: 410; a live session: 403, whatever its state.
+ */
+export async function sandboxPresentationRequest(deps: ServiceDeps, sessionId: string, nonce: string): Promise<SandboxPresentationRequest> {
+  const request = await presentationRequest(deps, sessionId, nonce);
+  if (request.environment !== 'sandbox') {
+    throw forbidden('The sandbox wallet answers sandbox sessions only. This is a live session: answer it with a real student wallet.');
+  }
+  return request;
+}
+
+/** Builds the chosen student's presentation for an open sandbox session, disclosing what it asks for. */
+export async function buildSandboxPresentation(deps: ServiceDeps, input: SandboxPresentationInput): Promise<{ format: CredentialFormat; presentation: unknown }> {
+  const request = await sandboxPresentationRequest(deps, input.sessionId, input.nonce);
+  if (!OPEN_STATUSES.includes(request.status)) throw invalidState(`The session is ${request.status}: there is nothing left to answer.`);
+  const builder = sandboxFormats(request.acceptedFormats).includes(input.format) ? BUILDERS[input.format] : undefined;
+  if (!builder) throw invalidRequest(`The sandbox wallet cannot answer in ${input.format}. It answers in ${sandboxFormats(request.acceptedFormats).join(', ')}.`, 'format');
+  const now = deps.clock.now();
+  const presentation = await builder.present(sandboxStudent(input.student, now), {
+    nonce: request.nonce,
+    audience: request.audience,
+    now,
+    disclose: request.requiredClaims,
+  });
+  return { format: input.format, presentation };
+}
+
+/**
+ * At most `max` presentations are built at once per process: proofs cost CPU (a Groth16 proof
+ * takes seconds) and this endpoint needs no API key, so beyond that the caller is told to retry.
+ */
+export function buildLimiter(max: number) {
+  let running = 0;
+  return async function run<T>(work: () => Promise<T>): Promise<T> {
+    if (running >= max) throw new ApiError('rate_limited', 'The sandbox wallet is busy building other presentations. Try again in a moment.');
+    running++;
+    try {
+      return await work();
+    } finally {
+      running--;
+    }
+  };
+}
