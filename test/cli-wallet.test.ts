@@ -90,6 +90,16 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
     assert.equal(read.result.university.domain, 'pruebas.example');
   });
 
+  test('wallet present --format groth16 answers with a zero-knowledge proof', async () => {
+    const session = await newSession(['is_active_student', 'valid_until']);
+    const res = await cli('wallet', 'present', '--qr', session.qrPayload, '--format', 'groth16', '--json');
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(JSON.parse(res.stdout).verified, true);
+    const read = (await api('GET', `/verification/v1/sessions/${session.sessionId}`)).json.data;
+    assert.equal(read.result.format, 'groth16');
+    assert.equal(read.result.claims.valid_until, undefined, 'the date stays hidden');
+  });
+
   const misbehaviours: Array<[string[], Record<string, unknown>]> = [
     [['--inactive'], { status: 'completed', verified: false, failureReason: 'student_inactive' }],
     [['--expired-credential'], { status: 'completed', verified: false, failureReason: 'credential_expired' }],
@@ -97,6 +107,7 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
     [['--tamper'], { status: 'consented', verified: false, failureReason: 'invalid_disclosure' }],
     [['--decline'], { status: 'declined', verified: false, failureReason: 'declined' }],
     [['--format', 'bbs', '--tamper'], { status: 'consented', verified: false, failureReason: 'invalid_proof' }],
+    [['--format', 'groth16', '--inactive'], { status: 'completed', verified: false, failureReason: 'student_inactive' }],
   ];
   for (const [flags, expected] of misbehaviours) {
     test(`wallet present ${flags.join(' ')} misbehaves as asked`, async () => {

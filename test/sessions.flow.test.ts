@@ -172,6 +172,22 @@ forEachDialect('verification flow', (dialect) => {
     assert.equal(cross.json().error.reason, 'nonce_mismatch');
   });
 
+  for (const format of ['sd-jwt-vc', 'bbs', 'groth16'] as const) {
+    test(`${format}: a presentation that completed one session is refused by another and by the same`, async () => {
+      const first = await createSession(h, tenant);
+      const second = await createSession(h, tenant);
+      await consent(h, first);
+      await consent(h, second);
+      const p = await buildPresentation(h, format, { nonce: first.challengeNonce });
+      assert.equal((await submit(h, first, format, p)).json().data.verified, true);
+      assert.equal((await submit(h, first, format, p)).statusCode, 409);
+      const cross = await submit(h, second, format, p);
+      assert.equal(cross.statusCode, 400);
+      assert.equal(cross.json().error.code, 'presentation_rejected');
+      assert.equal((await getSession(h, tenant, second.sessionId)).json().data.status, 'consented');
+    });
+  }
+
   test('two presentations racing for one session: exactly one wins', async () => {
     const s = await createSession(h, tenant);
     await consent(h, s);
