@@ -11,8 +11,10 @@ test('runOnce runs one step; concurrent calls share the step in flight', async (
   assert.equal(runs, 1);
   release();
   await Promise.all([a, b]);
-  await job.runOnce().then(() => undefined, () => undefined);
-  assert.equal(runs, 2);
+  const next = job.runOnce();
+  assert.equal(runs, 2, 'a new step starts once the previous one is done');
+  release();
+  await next;
 });
 
 test('stop waits for the step in flight and prevents further steps', async () => {
