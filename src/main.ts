@@ -6,6 +6,7 @@ import { seedSandboxIssuers } from './proofs/trust-registry.ts';
 import { createServiceDeps } from './services/deps.ts';
 import { expireDueSessions } from './services/expiry.ts';
 import { migrate, openStore } from './store/db.ts';
+import { DeliveryWorker } from './webhooks/worker.ts';
 
 /** Composition root: loadConfig → openStore → migrate → buildApp → listen; stops gracefully. */
 async function main(): Promise<void> {
@@ -24,13 +25,18 @@ async function main(): Promise<void> {
   await migrate(store);
   const clock = systemClock;
   await seedSandboxIssuers(store.db, clock);
-  const app = await buildApp({ store, clock, config });
-  const services = createServiceDeps({ db: store.db, clock, config });
+  // Commits of events wake this process's delivery worker at once (other processes: LISTEN/NOTIFY).
+  let worker: DeliveryWorker | undefined;
+  const onEventsCommitted = () => worker?.wake();
+  const app = await buildApp({ store, clock, config, onEventsCommitted });
+  const services = createServiceDeps({ db: store.db, clock, config, onEventsCommitted });
 
   // Background jobs run in the worker role (and in `all`, the single-process default).
   const runsJobs = config.role !== 'api';
   const onJobError = (job: string) => (err: unknown) => app.log.error({ err, job }, 'background job failed');
   const jobs = runsJobs ? [new PeriodicJob('session-expiry', () => expireDueSessions(services), 5_000, onJobError('session-expiry'))] : [];
+  // API processes only write the outbox; the worker role and `all` deliver webhooks.
+  worker = runsJobs ? new DeliveryWorker({ store, clock, config, log: app.log }) : undefined;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -39,6 +45,7 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'stopping');
     await app.close();
     await Promise.all(jobs.map((job) => job.stop()));
+    await worker?.stop();
     await store.close();
     process.exit(0);
   };
@@ -46,6 +53,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 
   for (const job of jobs) job.start();
+  await worker?.start();
   const database = config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@');
   if (config.role === 'worker') {
     app.log.info({ database, role: config.role, jobs: jobs.map((j) => j.name) }, 'Matricula worker is running');

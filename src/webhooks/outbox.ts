@@ -12,8 +12,13 @@ import { subscribedEndpoints } from '../store/webhooks.ts';
  * change that caused their event, so that both commit or neither does; a worker sends them later.
  */
 
-/** The PostgreSQL channel that wakes delivery workers in every process when deliveries commit. */
-export const DELIVERY_CHANNEL = 'matricula_webhook_deliveries';
+/**
+ * The PostgreSQL channel that wakes delivery workers in every process when deliveries commit: one
+ * per schema, so installations (or test runs) sharing a database in separate schemas do not wake
+ * each other. The server computes it from the connection's current schema, the same way on both
+ * sides; it stays within PostgreSQL's 63-character limit on channel names.
+ */
+export const DELIVERY_CHANNEL_EXPRESSION = "left('matricula_webhooks:' || current_schema(), 63)";
 
 /**
  * Creates the deliveries of an event, one per enabled endpoint of its application subscribed to
@@ -42,5 +47,5 @@ export async function enqueueFor(trx: Db, event: EventEnvelope, endpointIds: str
 
 /** Queues a wake-up for the workers of every process; a no-op where LISTEN/NOTIFY does not exist. */
 export async function notifyWorkers(trx: Db): Promise<void> {
-  if (capabilitiesOf(trx).listenNotify) await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(trx);
+  if (capabilitiesOf(trx).listenNotify) await sql`select pg_notify(${sql.raw(DELIVERY_CHANNEL_EXPRESSION)}, '')`.execute(trx);
 }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DELIVERY_CHANNEL } from './outbox.ts';
+import { DELIVERY_CHANNEL_EXPRESSION } from './outbox.ts';
 
 /**
  * Wake-ups for the delivery worker. In one process, {@link WakeSignal} lets a commit wake the
@@ -67,8 +67,9 @@ export async function listenForDeliveries(pool: pg.Pool, onNotify: () => void, l
 
   const connect = async (): Promise<void> => {
     const next = new pg.Client(pool.options);
+    let channel: string | undefined;
     next.on('notification', (message) => {
-      if (message.channel === DELIVERY_CHANNEL) onNotify();
+      if (message.channel === channel) onNotify();
     });
     next.on('error', (err) => {
       log?.warn({ err }, 'webhook wake-up listener lost its connection; reconnecting');
@@ -78,7 +79,10 @@ export async function listenForDeliveries(pool: pg.Pool, onNotify: () => void, l
     });
     try {
       await next.connect();
-      await next.query(`LISTEN ${DELIVERY_CHANNEL}`);
+      // The channel of this connection's schema, computed as the outbox computes it.
+      const { rows } = await next.query<{ channel: string }>(`select ${DELIVERY_CHANNEL_EXPRESSION} as channel`);
+      channel = rows[0].channel;
+      await next.query(`LISTEN "${channel.replaceAll('"', '""')}"`);
     } catch (err) {
       await next.end().catch(() => undefined);
       throw err;

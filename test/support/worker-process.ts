@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * A real worker process, `node --import tsx src/main.ts --role worker`, as an operator runs it.
+ * The worker role does not listen on any port, so several can run side by side.
+ */
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Resolves when the process logged that it is running (its delivery worker started). */
+  ready: Promise<void>;
+  /** Resolves with the exit code or signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Everything it wrote, for failure messages. */
+  output(): string;
+}
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export function spawnWorker(databaseUrl: string, env: Record<string, string> = {}): WorkerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'worker'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'info', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Matricula worker is running')) resolve();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    void exited.then(({ code, signal }) => reject(new Error(`worker exited (${code ?? signal}) before it was ready:\n${output}`)));
+  });
+  // A rejection after readiness (the process exiting later) is expected, not an error.
+  ready.catch(() => undefined);
+  return { child, ready, exited, output: () => output };
+}
