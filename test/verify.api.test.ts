@@ -20,7 +20,7 @@ forEachDialect('direct verify and events API', (dialect) => {
   for (const format of ['sd-jwt-vc', 'bbs'] as const) {
     test(`${format}: a valid presentation verifies directly`, async () => {
       const nonce = `nonce_direct-${format}`;
-      const presentation = await buildPresentation(h, format, { nonce, disclose: ['is_active_student', 'academic_level'], student: { university: 'pruebas.example' } });
+      const presentation = await buildPresentation(h, format, { nonce, disclose: ['is_active_student', 'academic_level', 'valid_until'], student: { university: 'pruebas.example' } });
       const res = await verify({ format, presentation, nonce, requiredClaims: ['academic_level'] });
       assert.equal(res.statusCode, 200);
       const data = res.json().data;
@@ -43,7 +43,10 @@ forEachDialect('direct verify and events API', (dialect) => {
       [{ format: 'sd-jwt-vc', presentation: BUILDERS['sd-jwt-vc'].tamper(good), nonce }, 'invalid_disclosure'],
       [{ format: 'bbs', presentation: good, nonce }, 'malformed_presentation'],
       [{ format: 'sd-jwt-vc', presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, student: { active: false } }), nonce }, 'student_inactive'],
-      [{ format: 'sd-jwt-vc', presentation: good, nonce, requiredClaims: ['valid_until'] }, 'claim_not_disclosed'],
+      [{ format: 'sd-jwt-vc', presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, disclose: ['is_active_student'] }), nonce, requiredClaims: ['university_domain'] }, 'claim_not_disclosed'],
+      // BBS has no expiry of its own: without valid_until the credential's currency is unknown.
+      [{ format: 'bbs', presentation: await buildPresentation(h, 'bbs', { nonce, disclose: ['is_active_student'] }), nonce }, 'claim_not_disclosed'],
+      [{ format: 'bbs', presentation: await buildPresentation(h, 'bbs', { nonce, student: { validUntil: '2026-01-01T00:00:00.000Z' } }), nonce }, 'credential_expired'],
     ];
     for (const [body, reason] of cases) {
       const res = await verify(body);
@@ -51,6 +54,14 @@ forEachDialect('direct verify and events API', (dialect) => {
       assert.equal(res.json().data.verified, false, reason);
       assert.equal(res.json().data.failureReason, reason);
     }
+  });
+
+  test('only the claims asked for are reported, whatever else the wallet disclosed', async () => {
+    const nonce = 'nonce_over-disclosure';
+    const presentation = await buildPresentation(h, 'sd-jwt-vc', { nonce, disclose: ['is_active_student', 'university_domain', 'academic_level', 'valid_until'] });
+    const res = await verify({ format: 'sd-jwt-vc', presentation, nonce, requiredClaims: ['university_domain'] });
+    assert.equal(res.json().data.verified, true);
+    assert.deepEqual(res.json().data.claims, { is_active_student: true, university_domain: 'sandbox-state.example' });
   });
 
   test('a live key sees sandbox credentials as untrusted', async () => {

@@ -8,8 +8,11 @@ export type Qualification = { verified: true } | { verified: false; failureReaso
 
 /**
  * The one judgement shared by every format: is this an active student whose credential is
- * current, and did they disclose what was asked? A required `valid_until` is satisfied either by
- * the disclosed date or by a proof that it lies after now (Groth16), which reveals no date.
+ * current, and did they disclose what the business asked for (`requiredClaims`)? A required
+ * `valid_until` is satisfied either by the disclosed date or by a proof that it lies after now
+ * (Groth16), which reveals no date. Currency must always be established, whether or not the
+ * business asked for the date: by the disclosed `valid_until`, the credential's `exp`, or the
+ * Groth16 predicate. A format without an expiry of its own (BBS) must therefore disclose it.
  */
 export function qualify(presentation: VerifiedPresentation, requiredClaims: readonly ClaimName[], now: Date): Qualification {
   const { claims, predicates, expiresAt } = presentation;
@@ -23,6 +26,10 @@ export function qualify(presentation: VerifiedPresentation, requiredClaims: read
     return { verified: false, failureReason: 'student_inactive', message: 'The credential does not show an active student.' };
   }
   const nowMs = now.getTime();
+  const currencyKnown = claims.valid_until !== undefined || expiresAt !== undefined || predicates?.validUntilAfterNow !== undefined;
+  if (!currencyKnown) {
+    return { verified: false, failureReason: 'claim_not_disclosed', message: 'The credential does not show that it is still valid: disclose valid_until.' };
+  }
   const expired =
     (claims.valid_until !== undefined && !(Date.parse(claims.valid_until) > nowMs)) ||
     predicates?.validUntilAfterNow === false ||
@@ -39,12 +46,25 @@ export function withActiveStudent(requiredClaims: readonly ClaimName[]): ClaimNa
   return requiredClaims.includes('is_active_student') ? [...requiredClaims] : ['is_active_student', ...requiredClaims];
 }
 
-/** The claims a result reports: what was disclosed, in catalogue order. */
-export function reportedClaims(claims: DisclosedClaims): DisclosedClaims {
+/**
+ * What a wallet is asked to disclose: the business's claims, `is_active_student`, and
+ * `valid_until` so that currency can be checked (it is reported only if the business asked).
+ */
+export function claimsToRequest(requiredClaims: readonly ClaimName[]): ClaimName[] {
+  const claims = withActiveStudent(requiredClaims);
+  return claims.includes('valid_until') ? claims : [...claims, 'valid_until'];
+}
+
+/**
+ * The claims a result reports: what was disclosed of what the business asked for (and
+ * `is_active_student`), in catalogue order. Anything else the wallet disclosed is dropped.
+ */
+export function reportedClaims(claims: DisclosedClaims, requiredClaims: readonly ClaimName[]): DisclosedClaims {
+  const asked = new Set(withActiveStudent(requiredClaims));
   const out: DisclosedClaims = {};
-  if (claims.is_active_student !== undefined) out.is_active_student = claims.is_active_student;
-  if (claims.university_domain !== undefined) out.university_domain = claims.university_domain;
-  if (claims.academic_level !== undefined) out.academic_level = claims.academic_level;
-  if (claims.valid_until !== undefined) out.valid_until = claims.valid_until;
+  if (asked.has('is_active_student') && claims.is_active_student !== undefined) out.is_active_student = claims.is_active_student;
+  if (asked.has('university_domain') && claims.university_domain !== undefined) out.university_domain = claims.university_domain;
+  if (asked.has('academic_level') && claims.academic_level !== undefined) out.academic_level = claims.academic_level;
+  if (asked.has('valid_until') && claims.valid_until !== undefined) out.valid_until = claims.valid_until;
   return out;
 }

@@ -28,7 +28,7 @@ export const walletRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => as
             nonce: Type.String(),
             audience: Type.String({ description: 'BASE_URL: presentations are bound to it' }),
             purpose: Type.String(),
-            requiredClaims: Type.Array(Type.String(), { description: 'Always includes is_active_student' }),
+            requiredClaims: Type.Array(Type.String(), { description: 'Always includes is_active_student, and valid_until so that currency can be checked' }),
             application: Type.Object({ name: Type.String() }),
             environment: Environment,
             acceptedFormats: Type.Array(FormatSchema),

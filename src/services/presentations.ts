@@ -1,6 +1,6 @@
 import type { ClaimName } from '../domain/claims.ts';
 import type { Verifiers } from '../proofs/formats.ts';
-import { qualify, reportedClaims, withActiveStudent } from '../proofs/qualify.ts';
+import { claimsToRequest, qualify, reportedClaims } from '../proofs/qualify.ts';
 import type { CredentialFormat, Environment, RejectionReason, TrustRegistry, VerifiedPresentation } from '../proofs/types.ts';
 import type { SessionResult } from '../store/sessions.ts';
 
@@ -26,14 +26,13 @@ export async function checkPresentation(
 ): Promise<PresentationOutcome> {
   const verifier = deps.verifiers[input.format];
   if (!verifier) return { kind: 'rejected', reason: 'unsupported_format', message: `Format ${input.format} is not accepted.` };
-  const requiredClaims = withActiveStudent(input.requiredClaims);
   const check = await verifier.verify(
     input.presentation,
-    { nonce: input.nonce, audience: input.audience, now: input.now, environment: input.environment, requiredClaims },
+    { nonce: input.nonce, audience: input.audience, now: input.now, environment: input.environment, requiredClaims: claimsToRequest(input.requiredClaims) },
     deps.trustRegistry,
   );
   if (!check.ok) return { kind: 'rejected', reason: check.reason, message: check.message };
-  return { kind: 'judged', result: judge(check.presentation, requiredClaims, input.now), issuerId: check.presentation.issuer.id };
+  return { kind: 'judged', result: judge(check.presentation, input.requiredClaims, input.now), issuerId: check.presentation.issuer.id };
 }
 
 function judge(presentation: VerifiedPresentation, requiredClaims: readonly ClaimName[], now: Date): SessionResult {
@@ -44,7 +43,7 @@ function judge(presentation: VerifiedPresentation, requiredClaims: readonly Clai
     format: presentation.format,
     // Who vouches is the registry entry whose key verified, never what the credential says of itself.
     university: { name: issuer.name, domain: issuer.domain, country: issuer.country },
-    claims: reportedClaims(presentation.claims),
+    claims: reportedClaims(presentation.claims, requiredClaims),
     failureReason: qualification.verified ? null : qualification.failureReason,
   };
 }

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { effectiveStatus, MAX_FAILED_ATTEMPTS, type SessionStatus } from '../domain/session-state.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { acceptedFormats } from '../proofs/formats.ts';
-import { withActiveStudent } from '../proofs/qualify.ts';
+import { claimsToRequest } from '../proofs/qualify.ts';
 import type { CredentialFormat } from '../proofs/types.ts';
 import { findApplicationById } from '../store/applications.ts';
 import { findSession, recordFailedAttempt, transitionSession, type Session, type SessionResult } from '../store/sessions.ts';
@@ -40,7 +40,7 @@ export async function presentationRequest(deps: ServiceDeps, sessionId: string, 
     nonce: session.challengeNonce,
     audience: deps.config.baseUrl,
     purpose: session.purpose,
-    requiredClaims: withActiveStudent(session.requiredClaims),
+    requiredClaims: claimsToRequest(session.requiredClaims),
     application: { name: app?.name ?? '' },
     environment: session.environment,
     acceptedFormats: acceptedFormats(deps.verifiers),

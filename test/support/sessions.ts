@@ -46,7 +46,7 @@ export async function buildPresentation(
   if (!builder) throw new Error(`no builder for ${format}`);
   return builder.present(
     { ...ACTIVE_STUDENT, ...options.student },
-    { nonce: options.nonce, audience: options.audience ?? h.config.baseUrl, now: h.clock.now(), disclose: options.disclose ?? ['is_active_student', 'university_domain'] },
+    { nonce: options.nonce, audience: options.audience ?? h.config.baseUrl, now: h.clock.now(), disclose: options.disclose ?? ['is_active_student', 'university_domain', 'valid_until'] },
   );
 }
 
