@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
 import { EVENT_TYPES } from '../src/domain/events.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { createEndpoint } from './support/webhooks.ts';
@@ -357,4 +358,17 @@ forEachDialect('webhook URL refusal at registration (production policy)', (diale
     const apps = await h.store.db.selectFrom('applications').select('id').where('name', '=', 'X').execute();
     assert.deepEqual(apps, []);
   });
+});
+
+test('configuration: one retry-schedule parser, and a lease longer than one attempt', () => {
+  assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5, 30' }).webhookRetrySchedule, [5, 30]);
+  assert.throws(
+    () => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '10,700000' }),
+    (err: unknown) => err instanceof ConfigError && err.message === 'Invalid configuration: WEBHOOK_RETRY_SCHEDULE entry 2 (700000 s) is longer than one week (604800 s); the values are seconds',
+  );
+  assert.equal(loadConfig({}).webhookLeaseSeconds, 60);
+  assert.equal(loadConfig({ WEBHOOK_LEASE_SECONDS: '15' }).webhookLeaseSeconds, 15);
+  for (const bad of ['14', '0', 'sixty', '3601']) {
+    assert.throws(() => loadConfig({ WEBHOOK_LEASE_SECONDS: bad }), (err: unknown) => err instanceof ConfigError && /WEBHOOK_LEASE_SECONDS/.test(err.message));
+  }
 });

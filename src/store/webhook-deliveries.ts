@@ -87,14 +87,18 @@ export async function claimDueDeliveries(
   claim: { now: string; leaseUntil: string; token: string; limit: number },
 ): Promise<ClaimedDelivery[]> {
   const { skipLocked } = capabilitiesOf(db);
-  const claimed = await db.transaction().execute((trx) => {
-    const due = trx
+  const dueQuery = (q: Db) =>
+    q
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .select('d.id')
       .where('d.status', 'in', ['pending', 'sending'])
       .where('d.due_at', '<=', claim.now)
-      .where('e.enabled', '=', 1)
+      .where('e.enabled', '=', 1);
+  // A read first: an idle worker polling must not take SQLite's write lock every second.
+  if (!(await dueQuery(db).limit(1).executeTakeFirst())) return [];
+  const claimed = await db.transaction().execute((trx) => {
+    const due = dueQuery(trx)
       .orderBy('d.due_at')
       .limit(claim.limit)
       .$if(skipLocked, (q) => q.forUpdate('d').skipLocked());
