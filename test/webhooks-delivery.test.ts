@@ -388,22 +388,25 @@ forEachDialect('webhook delivery', (dialect) => {
     assert.equal((await deliveriesOf(endpoint.id))[0].status, 'succeeded');
   });
 
-  test('PostgreSQL: a commit through another connection pool wakes the worker by NOTIFY', { skip: dialect !== 'postgres' && 'LISTEN/NOTIFY is PostgreSQL only' }, async () => {
-    await createEndpoint(h, tenant, receiver.url);
-    const other = await h.testStore.openAnother();
-    const w = worker({ store: other, pollIntervalMs: 3_600_000 });
-    try {
-      // A first event, due before the start, is taken by the loop's first claim; once it arrives the
-      // loop is waiting on a one-hour poll, and only a wake-up can make it claim the second.
-      const first = await emitEvent(h, tenant);
-      await w.start();
-      await within(5_000, receiver.waitForRequests(1), 'the first delivery');
-      const second = await emitEvent(h, tenant);
-      const requests = await within(5_000, receiver.waitForRequests(2), 'the NOTIFY-woken delivery');
-      assert.deepEqual(requests.map((r) => JSON.parse(r.body.toString()).id), [first.id, second.id]);
-    } finally {
-      await w.stop();
-      await other.close();
-    }
-  });
+  // LISTEN/NOTIFY exists on PostgreSQL only; SQLite has a single process to wake.
+  if (dialect === 'postgres') {
+    test('PostgreSQL: a commit through another connection pool wakes the worker by NOTIFY', async () => {
+      await createEndpoint(h, tenant, receiver.url);
+      const other = await h.testStore.openAnother();
+      const w = worker({ store: other, pollIntervalMs: 3_600_000 });
+      try {
+        // A first event, due before the start, is taken by the loop's first claim; once it arrives the
+        // loop is waiting on a one-hour poll, and only a wake-up can make it claim the second.
+        const first = await emitEvent(h, tenant);
+        await w.start();
+        await within(5_000, receiver.waitForRequests(1), 'the first delivery');
+        const second = await emitEvent(h, tenant);
+        const requests = await within(5_000, receiver.waitForRequests(2), 'the NOTIFY-woken delivery');
+        assert.deepEqual(requests.map((r) => JSON.parse(r.body.toString()).id), [first.id, second.id]);
+      } finally {
+        await w.stop();
+        await other.close();
+      }
+    });
+  }
 });
