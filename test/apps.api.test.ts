@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
+import { test } from 'node:test';
+import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 
 const LIST_FIELDS = ['createdAt', 'environment', 'id', 'keyCount', 'name', 'status', 'webhookCount'];
 
 forEachDialect('applications API', (dialect) => {
   let h: Harness;
   let sandbox: Tenant;
-  before(async () => {
-    h = await startHarness(dialect);
-    sandbox = await h.bootstrap('sandbox');
+  useHarness(dialect, (ready, readyTenant) => {
+    h = ready;
+    sandbox = readyTenant;
   });
-  after(() => h.close());
 
   test('create returns 201 with the list-entry fields', async () => {
     const res = await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: sandbox.auth, payload: { name: 'Campus shop', description: 'POS' } });

@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
+import { test } from 'node:test';
+import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 
 forEachDialect('HTTP conventions', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  before(async () => {
-    h = await startHarness(dialect);
-    tenant = await h.bootstrap('sandbox');
+  useHarness(dialect, (ready, readyTenant) => {
+    h = ready;
+    tenant = readyTenant;
   });
-  after(() => h.close());
 
   const createApp = (name: string, key?: string, auth = tenant.auth) =>
     h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: { ...auth, ...(key ? { 'idempotency-key': key } : {}) }, payload: { name } });

@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { parseSecret } from '../src/domain/api-key-format.ts';
-import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
+import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 
 const GENERATED_FIELDS = ['appId', 'createdAt', 'environment', 'id', 'keyHint', 'name', 'rawSecret'];
 
 forEachDialect('API keys', (dialect) => {
   let h: Harness;
   let sandbox: Tenant;
-  before(async () => {
-    h = await startHarness(dialect);
-    sandbox = await h.bootstrap('sandbox');
+  useHarness(dialect, (ready, readyTenant) => {
+    h = ready;
+    sandbox = readyTenant;
   });
-  after(() => h.close());
 
   const generate = (tenant: Tenant, body: Record<string, unknown>) => h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: tenant.auth, payload: body });
 

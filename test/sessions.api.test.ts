@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
+import { test } from 'node:test';
+import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { createSession, getSession } from './support/sessions.ts';
 
 const CREATED_FIELDS = ['challengeNonce', 'expiresAt', 'qrPayload', 'sessionId', 'status', 'verificationUrl'];
@@ -8,11 +8,10 @@ const CREATED_FIELDS = ['challengeNonce', 'expiresAt', 'qrPayload', 'sessionId',
 forEachDialect('verification sessions API', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  before(async () => {
-    h = await startHarness(dialect, { APP_SCHEME: 'matricula', PORTAL_URL: 'https://portal.example' });
-    tenant = await h.bootstrap('sandbox');
-  });
-  after(() => h.close());
+  useHarness(dialect, (ready, readyTenant) => {
+    h = ready;
+    tenant = readyTenant;
+  }, { APP_SCHEME: 'matricula', PORTAL_URL: 'https://portal.example' });
 
   const post = (body: Record<string, unknown>, auth = tenant.auth) => h.app.inject({ method: 'POST', url: '/verification/v1/sessions', headers: auth, payload: body });
 

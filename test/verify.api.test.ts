@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { BUILDERS } from '../src/proofs/formats.ts';
-import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
+import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession } from './support/sessions.ts';
 
 const RESULT_FIELDS = ['claims', 'failureReason', 'format', 'issuer', 'university', 'verified'];
@@ -9,11 +9,10 @@ const RESULT_FIELDS = ['claims', 'failureReason', 'format', 'issuer', 'universit
 forEachDialect('direct verify and events API', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  before(async () => {
-    h = await startHarness(dialect);
-    tenant = await h.bootstrap('sandbox');
+  useHarness(dialect, (ready, readyTenant) => {
+    h = ready;
+    tenant = readyTenant;
   });
-  after(() => h.close());
 
   const verify = (body: Record<string, unknown>, auth = tenant.auth) => h.app.inject({ method: 'POST', url: '/verification/v1/verify', headers: auth, payload: body });
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { EVENT_TYPES } from '../src/domain/events.ts';
-import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
+import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { createEndpoint } from './support/webhooks.ts';
 
 const ENDPOINT_FIELDS = ['appId', 'createdAt', 'description', 'disabledReason', 'enabled', 'environment', 'events', 'id', 'previousSecretExpiresAt', 'updatedAt', 'url'];
@@ -11,11 +11,10 @@ const URL_OK = 'http://127.0.0.1:9/hooks';
 forEachDialect('webhook endpoints API', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  before(async () => {
-    h = await startHarness(dialect);
-    tenant = await h.bootstrap('sandbox');
+  useHarness(dialect, (ready, readyTenant) => {
+    h = ready;
+    tenant = readyTenant;
   });
-  after(() => h.close());
 
   test('create returns 201 with the record and its whsec_ secret; reads never show the secret', async () => {
     const res = await h.app.inject({
@@ -248,11 +247,10 @@ forEachDialect('webhook endpoints API', (dialect) => {
 forEachDialect('application creation with a webhook', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  before(async () => {
-    h = await startHarness(dialect);
-    tenant = await h.bootstrap('sandbox');
+  useHarness(dialect, (ready, readyTenant) => {
+    h = ready;
+    tenant = readyTenant;
   });
-  after(() => h.close());
 
   const countRows = async () => ({
     apps: (await h.store.db.selectFrom('applications').select('id').execute()).length,
@@ -313,11 +311,10 @@ forEachDialect('application creation with a webhook', (dialect) => {
 forEachDialect('webhook URL refusal at registration (production policy)', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  before(async () => {
-    h = await startHarness(dialect, { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
-    tenant = await h.bootstrap('sandbox');
-  });
-  after(() => h.close());
+  useHarness(dialect, (ready, readyTenant) => {
+    h = ready;
+    tenant = readyTenant;
+  }, { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
 
   const refusals: Array<[string, string, RegExp]> = [
     ['http://hooks.example.com/x', 'insecure_scheme', /https/],

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
@@ -147,4 +147,17 @@ export async function startHarness(dialect: DialectName, configOverrides: Record
       await testStore.drop();
     },
   };
+}
+
+/**
+ * Starts a harness with one sandbox tenant before the enclosing suite's tests, hands both to
+ * `ready`, and closes the harness after them.
+ */
+export function useHarness(dialect: DialectName, ready: (h: Harness, tenant: Tenant) => void, configOverrides: Record<string, string> = {}): void {
+  let harness: Harness | undefined;
+  before(async () => {
+    harness = await startHarness(dialect, configOverrides);
+    ready(harness, await harness.bootstrap('sandbox'));
+  });
+  after(() => harness?.close());
 }
