@@ -35,7 +35,8 @@ import { loadSandboxVerificationKey } from '../src/proofs/groth16/verification-k
 import { decodeProof, verifyGroth16 } from '../src/proofs/groth16/verifier.ts';
 import { sandboxUniversityKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { sandboxIssuers } from '../src/proofs/trust-registry.ts';
-import type { CredentialFormat, PresentationContext, SandboxStudent, TrustedIssuer, TrustRegistry } from '../src/proofs/types.ts';
+import type { PresentationContext, SandboxStudent } from '../src/proofs/types.ts';
+import type { CredentialFormat, TrustedIssuer, TrustRegistry } from '../src/domain/credentials.ts';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 const UNIVERSITY = 'sandbox-state.example'; // ES256 for sd-jwt-vc, the default algorithm

@@ -2,7 +2,7 @@
  * Configuration: one schema, parsed once at start, failing fast with one line that names the
  * variable. Everything else receives the parsed {@link Config}; nothing reads process.env.
  */
-import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule } from './webhooks/retry-schedule.ts';
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule, RetryScheduleError } from './domain/backoff.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -81,12 +81,13 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
-/** WEBHOOK_RETRY_SCHEDULE, parsed by the webhook module's one parser; its errors name the variable. */
+/** WEBHOOK_RETRY_SCHEDULE, parsed by the domain's one parser. */
 function retrySchedule(env: Env): readonly number[] {
   try {
     return parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE);
   } catch (err) {
-    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', (err as Error).message.replace(/^WEBHOOK_RETRY_SCHEDULE /, ''));
+    if (err instanceof RetryScheduleError) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', err.message);
+    throw err;
   }
 }
 

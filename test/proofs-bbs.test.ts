@@ -19,14 +19,8 @@ import {
   type BbsPresentation,
 } from '../src/proofs/bbs/index.ts';
 import { SANDBOX_UNIVERSITIES, formatSeed, sandboxUniversity } from '../src/proofs/sandbox-universities.ts';
-import type {
-  PresentationCheck,
-  PresentationContext,
-  PresentationRequest,
-  SandboxStudent,
-  TrustRegistry,
-  TrustedIssuer,
-} from '../src/proofs/types.ts';
+import type { PresentationCheck, PresentationContext, PresentationRequest, SandboxStudent } from '../src/proofs/types.ts';
+import type { TrustRegistry, TrustedIssuer } from '../src/domain/credentials.ts';
 
 const STATE = 'sandbox-state.example';
 const PRUEBAS = 'pruebas.example';

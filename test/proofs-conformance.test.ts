@@ -4,7 +4,8 @@ import { BUILDERS, createVerifiers } from '../src/proofs/formats.ts';
 import { releaseSnarkjsCurve } from '../src/proofs/groth16/builder.ts';
 import { qualify, withActiveStudent } from '../src/proofs/qualify.ts';
 import { sandboxIssuers } from '../src/proofs/trust-registry.ts';
-import { CREDENTIAL_FORMATS, type PresentationContext, type SandboxStudent, type TrustedIssuer, type TrustRegistry } from '../src/proofs/types.ts';
+import { type PresentationContext, type SandboxStudent } from '../src/proofs/types.ts';
+import { CREDENTIAL_FORMATS, type TrustedIssuer, type TrustRegistry } from '../src/domain/credentials.ts';
 
 /**
  * One conformance suite over every credential format: the same promises, checked the same way.

@@ -28,15 +28,8 @@ import {
   type Groth16PresentationJson,
 } from '../src/proofs/groth16/index.ts';
 import { SANDBOX_UNIVERSITIES, sandboxUniversity } from '../src/proofs/sandbox-universities.ts';
-import type {
-  PresentationCheck,
-  PresentationContext,
-  PresentationRequest,
-  PresentationVerifier,
-  SandboxStudent,
-  TrustRegistry,
-  TrustedIssuer,
-} from '../src/proofs/types.ts';
+import type { PresentationCheck, PresentationContext, PresentationRequest, PresentationVerifier, SandboxStudent } from '../src/proofs/types.ts';
+import type { TrustRegistry, TrustedIssuer } from '../src/domain/credentials.ts';
 
 const STATE = 'sandbox-state.example';
 const PRUEBAS = 'pruebas.example';

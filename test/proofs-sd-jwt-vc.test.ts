@@ -7,7 +7,9 @@ import { Disclosure } from '@sd-jwt/utils';
 import { p256 } from '@noble/curves/p256';
 import { SANDBOX_UNIVERSITIES } from '../src/proofs/sandbox-universities.ts';
 import type { ClaimName } from '../src/domain/claims.ts';
-import type { Environment, PresentationContext, SandboxStudent, TrustRegistry, TrustedIssuer } from '../src/proofs/types.ts';
+import type { PresentationContext, SandboxStudent } from '../src/proofs/types.ts';
+import type { Environment } from '../src/domain/environment.ts';
+import type { TrustRegistry, TrustedIssuer } from '../src/domain/credentials.ts';
 import {
   holderKeyPair,
   issueSandboxCredential,

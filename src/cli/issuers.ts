@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { newId } from '../domain/ids.ts';
+import type { Environment } from '../domain/environment.ts';
 import { validateIssuerInput } from '../proofs/trust-registry.ts';
 import { deleteIssuer, findIssuer, insertIssuer, listIssuers } from '../store/issuers.ts';
 import { printJson, requireOption, UsageError, type Command } from './command.ts';
@@ -50,7 +51,7 @@ export const issuersList: Command = {
     const environment = values.environment as string | undefined;
     if (environment !== undefined && environment !== 'sandbox' && environment !== 'live') throw new UsageError('--environment must be sandbox or live');
     const store = await ctx.openStore();
-    const issuers = await listIssuers(store.db, environment as 'sandbox' | 'live' | undefined);
+    const issuers = await listIssuers(store.db, environment as Environment | undefined);
     if (values.json) {
       printJson(ctx, { data: issuers });
       return 0;

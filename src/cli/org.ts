@@ -1,4 +1,4 @@
-import type { Environment } from '../store/applications.ts';
+import type { Environment } from '../domain/environment.ts';
 import { createOrganization } from '../services/organizations.ts';
 import { printJson, requireOption, UsageError, type Command } from './command.ts';
 import { applicationListEntry, generatedKeyJson } from './views.ts';

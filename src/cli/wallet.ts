@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { CLAIM_CATALOGUE, isAcademicLevel, type ClaimName } from '../domain/claims.ts';
 import { BUILDERS } from '../proofs/formats.ts';
 import { SANDBOX_UNIVERSITIES, sandboxUniversity } from '../proofs/sandbox-universities.ts';
-import { CREDENTIAL_FORMATS, type CredentialFormat, type SandboxStudent } from '../proofs/types.ts';
+import { type SandboxStudent } from '../proofs/types.ts';
+import { CREDENTIAL_FORMATS, type CredentialFormat } from '../domain/credentials.ts';
 import { printJson, requireOption, UsageError, type CliContext, type Command } from './command.ts';
 
 /**

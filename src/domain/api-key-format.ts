@@ -1,5 +1,6 @@
 import { createHash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import type { Environment } from './environment.ts';
 
 /**
  * Secret API keys: `sk_test_` or `sk_live_`, 32 random base62 characters (~190 bits), then a
@@ -10,9 +11,7 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
 
-export type KeyEnvironment = 'sandbox' | 'live';
-
-export const KEY_PREFIX: Record<KeyEnvironment, string> = { sandbox: 'sk_test_', live: 'sk_live_' };
+export const KEY_PREFIX: Record<Environment, string> = { sandbox: 'sk_test_', live: 'sk_live_' };
 
 function base62(value: number, width: number): string {
   let out = '';
@@ -27,7 +26,7 @@ export function checksumOf(body: string): string {
   return base62(crc32(body) >>> 0, CHECKSUM_LENGTH);
 }
 
-export function generateSecret(environment: KeyEnvironment): string {
+export function generateSecret(environment: Environment): string {
   let random = '';
   for (let i = 0; i < RANDOM_LENGTH; i++) random += BASE62[randomInt(62)];
   const body = KEY_PREFIX[environment] + random;
@@ -37,7 +36,7 @@ export function generateSecret(environment: KeyEnvironment): string {
 const SHAPE = /^sk_(test|live)_[0-9A-Za-z]{38}$/;
 
 /** The environment of a well-formed key with a valid checksum, or undefined. */
-export function parseSecret(secret: string): KeyEnvironment | undefined {
+export function parseSecret(secret: string): Environment | undefined {
   if (!SHAPE.test(secret)) return undefined;
   const body = secret.slice(0, -CHECKSUM_LENGTH);
   if (checksumOf(body) !== secret.slice(-CHECKSUM_LENGTH)) return undefined;

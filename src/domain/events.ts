@@ -1,3 +1,5 @@
+import type { Environment } from './environment.ts';
+
 /** Every event the service emits (DESIGN §6); webhook subscriptions name these. */
 export const EVENT_TYPES = [
   'verification.completed',
@@ -19,6 +21,6 @@ export interface EventEnvelope {
   event: EventType;
   createdAt: string;
   appId: string;
-  environment: 'sandbox' | 'live';
+  environment: Environment;
   data: Record<string, unknown>;
 }

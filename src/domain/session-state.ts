@@ -1,6 +1,5 @@
-import type { SessionStatus } from '../store/schema.ts';
-
-export type { SessionStatus };
+/** The states of a verification session (spec 2.2). */
+export type SessionStatus = 'pending' | 'consented' | 'completed' | 'expired' | 'cancelled' | 'declined';
 
 /**
  * The session workflow, in one table: the states each state may move to. A student consents

@@ -3,15 +3,8 @@ import { hashSecret, parseSecret } from '../domain/api-key-format.ts';
 import { ApiError } from '../errors.ts';
 import type { Db } from '../store/db.ts';
 import { lookupKeyByHash } from '../store/api-keys.ts';
-import type { Environment } from '../store/applications.ts';
+import type { Principal } from '../domain/principal.ts';
 
-/** Who is calling: an organization, within one environment, through one key. */
-export interface Principal {
-  orgId: string;
-  environment: Environment;
-  keyId: string;
-  appId: string;
-}
 
 declare module 'fastify' {
   interface FastifyRequest {

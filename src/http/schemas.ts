@@ -1,5 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import { ENVIRONMENTS } from '../domain/environment.ts';
 
 /** Schemas shared by every route: the envelopes, the error body, pagination. */
 
@@ -32,7 +33,7 @@ export const PageQuery = {
   startingAfter: Type.Optional(Type.String({ maxLength: 64, description: 'Id of the last item of the previous page.' })),
 };
 
-export const Environment = Type.Union([Type.Literal('sandbox'), Type.Literal('live')]);
+export const Environment = Type.Union(ENVIRONMENTS.map((e) => Type.Literal(e)));
 
 export const IsoTimestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
 

@@ -1,6 +1,6 @@
 import { ACADEMIC_LEVELS } from '../domain/claims.ts';
 import { SANDBOX_UNIVERSITIES } from '../proofs/sandbox-universities.ts';
-import type { CredentialFormat } from '../proofs/types.ts';
+import type { CredentialFormat } from '../domain/credentials.ts';
 import type { SandboxPresentationRequest } from '../services/sandbox-wallet.ts';
 import { html, type SafeHtml } from './html.ts';
 import { ICONS } from './icons.ts';

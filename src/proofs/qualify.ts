@@ -1,8 +1,9 @@
 import type { ClaimName, DisclosedClaims } from '../domain/claims.ts';
+import type { FailureReason } from '../domain/session.ts';
 import type { VerifiedPresentation } from './types.ts';
 
 /** Why a cryptographically valid presentation does not qualify; stable codes. */
-export type QualificationFailure = 'student_inactive' | 'credential_expired' | 'claim_not_disclosed';
+export type QualificationFailure = Exclude<FailureReason, 'too_many_attempts'>;
 
 export type Qualification = { verified: true } | { verified: false; failureReason: QualificationFailure; message: string };
 

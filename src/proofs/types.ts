@@ -1,4 +1,6 @@
 import type { ClaimName, DisclosedClaims } from '../domain/claims.ts';
+import type { CredentialFormat, TrustedIssuer, TrustRegistry } from '../domain/credentials.ts';
+import type { Environment } from '../domain/environment.ts';
 
 /**
  * The contract every credential format implements: a verifier on the service side and a
@@ -6,38 +8,9 @@ import type { ClaimName, DisclosedClaims } from '../domain/claims.ts';
  * over every format (test/proofs-conformance.test.ts).
  */
 
-export const CREDENTIAL_FORMATS = ['sd-jwt-vc', 'bbs', 'groth16'] as const;
-export type CredentialFormat = (typeof CREDENTIAL_FORMATS)[number];
-
-export type Environment = 'sandbox' | 'live';
-
-/** Public key material of one issuer, one entry per format it issues in. */
-export interface IssuerKeys {
-  /** Public JWK (ES256 on P-256, or EdDSA on Ed25519) for `sd-jwt-vc`. */
-  sdJwtVc?: JsonWebKey;
-  /** BLS12-381 G2 public key (96 bytes), base64url, for `bbs`. */
-  bbs?: string;
-  /** BabyJubJub public key point, decimal strings, for `groth16`. */
-  babyJubJub?: { x: string; y: string };
-}
-
-/** An entry of the trust registry: a university and its keys. */
-export interface TrustedIssuer {
-  id: string;
-  name: string;
-  domain: string;
-  /** ISO 3166-1 alpha-2. */
-  country: string;
-  /** Sandbox issuers are trusted only for sandbox sessions, live ones only for live sessions. */
-  environment: Environment;
-  keys: IssuerKeys;
-}
-
-/** Read access to the trust registry, already narrowed to what may be trusted. */
-export interface TrustRegistry {
-  /** Issuers trusted in `environment` that have a key for `format`. */
-  issuers(environment: Environment, format: CredentialFormat): Promise<TrustedIssuer[]>;
-}
+export { CREDENTIAL_FORMATS, KEY_OF_FORMAT } from '../domain/credentials.ts';
+export type { CredentialFormat, IssuerKeys, TrustedIssuer, TrustRegistry } from '../domain/credentials.ts';
+export type { Environment } from '../domain/environment.ts';
 
 /** What the presentation must be bound to. */
 export interface PresentationContext {

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { CLAIM_CATALOGUE } from '../domain/claims.ts';
 import { SESSION_STATUSES } from '../domain/session-state.ts';
 import { Environment, IsoTimestamp } from '../http/schemas.ts';
-import { CREDENTIAL_FORMATS } from '../proofs/types.ts';
+import { CREDENTIAL_FORMATS } from '../domain/credentials.ts';
 
 export const SessionStatusSchema = Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s)));
 export const FormatSchema = Type.Union(CREDENTIAL_FORMATS.map((f) => Type.Literal(f)), { description: 'Credential format' });

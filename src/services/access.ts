@@ -1,5 +1,5 @@
 import { ApiError, notFound } from '../errors.ts';
-import type { Principal } from '../http/auth.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { Db } from '../store/db.ts';
 import { findApplication, type Application } from '../store/applications.ts';
 

@@ -1,9 +1,10 @@
 import { generateSecret, hashSecret, hintOf } from '../domain/api-key-format.ts';
 import { newId } from '../domain/ids.ts';
 import { ApiError, notFound } from '../errors.ts';
-import type { Principal } from '../http/auth.ts';
+import type { Principal } from '../domain/principal.ts';
 import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ApiKey } from '../store/api-keys.ts';
-import type { Application, Environment } from '../store/applications.ts';
+import type { Application } from '../store/applications.ts';
+import type { Environment } from '../domain/environment.ts';
 import type { Db } from '../store/db.ts';
 import type { PageRequest } from '../store/pagination.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';

@@ -1,15 +1,9 @@
 import { newId } from '../domain/ids.ts';
 import { invalidRequest } from '../errors.ts';
-import type { Principal } from '../http/auth.ts';
+import type { Principal } from '../domain/principal.ts';
 import { keysOfApplication } from '../store/api-keys.ts';
-import {
-  countsFor,
-  insertApplication,
-  listActiveApplications,
-  updateApplication as updateApplicationRow,
-  type Application,
-  type Environment,
-} from '../store/applications.ts';
+import { countsFor, insertApplication, listActiveApplications, updateApplication as updateApplicationRow, type Application } from '../store/applications.ts';
+import { type Environment } from '../domain/environment.ts';
 import type { Db } from '../store/db.ts';
 import { applicationMetrics } from '../store/metrics.ts';
 import type { PageRequest } from '../store/pagination.ts';

@@ -2,7 +2,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { createVerifiers, type Verifiers } from '../proofs/formats.ts';
 import { databaseTrustRegistry } from '../proofs/trust-registry.ts';
-import type { TrustRegistry } from '../proofs/types.ts';
+import type { TrustRegistry } from '../domain/credentials.ts';
 import type { Db } from '../store/db.ts';
 
 /** What every use case needs, passed in and assembled once by the composition root. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../domain/clock.ts';
 import type { EventEnvelope, EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
-import type { Environment } from '../store/applications.ts';
+import type { Environment } from '../domain/environment.ts';
 import type { Db } from '../store/db.ts';
 import { insertEvent } from '../store/events.ts';
 import { enqueueDeliveries } from '../webhooks/outbox.ts';

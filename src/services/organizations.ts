@@ -1,5 +1,5 @@
 import { newId } from '../domain/ids.ts';
-import type { Environment } from '../store/applications.ts';
+import type { Environment } from '../domain/environment.ts';
 import { insertOrganization, type Organization } from '../store/organizations.ts';
 import { issueKey } from './api-keys.ts';
 import { insertNewApplication } from './applications.ts';

@@ -2,9 +2,10 @@ import type { ClaimName } from '../domain/claims.ts';
 import { isId } from '../domain/ids.ts';
 import { effectiveStatus, type SessionStatus } from '../domain/session-state.ts';
 import { notFound } from '../errors.ts';
-import type { Environment } from '../proofs/types.ts';
+import type { Environment } from '../domain/environment.ts';
 import { findApplicationById } from '../store/applications.ts';
-import { findSession, type Session } from '../store/sessions.ts';
+import { findSession } from '../store/sessions.ts';
+import { type Session } from '../domain/session.ts';
 import type { ServiceDeps } from './deps.ts';
 import { sessionView } from './sessions.ts';
 

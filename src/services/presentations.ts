@@ -1,8 +1,10 @@
 import type { ClaimName } from '../domain/claims.ts';
 import type { Verifiers } from '../proofs/formats.ts';
 import { claimsToRequest, qualify, reportedClaims } from '../proofs/qualify.ts';
-import type { CredentialFormat, Environment, RejectionReason, TrustRegistry, VerifiedPresentation } from '../proofs/types.ts';
-import type { SessionResult } from '../store/sessions.ts';
+import type { RejectionReason, VerifiedPresentation } from '../proofs/types.ts';
+import type { Environment } from '../domain/environment.ts';
+import type { CredentialFormat, TrustRegistry } from '../domain/credentials.ts';
+import type { SessionResult } from '../domain/session.ts';
 
 /** The outcome of checking one presentation: rejected (proves nothing) or judged. */
 export type PresentationOutcome =

@@ -3,7 +3,8 @@ import type { AcademicLevel } from '../domain/claims.ts';
 import { OPEN_STATUSES } from '../domain/session-state.ts';
 import { ApiError, forbidden, invalidRequest, invalidState } from '../errors.ts';
 import { BUILDERS } from '../proofs/formats.ts';
-import type { CredentialFormat, SandboxStudent } from '../proofs/types.ts';
+import type { SandboxStudent } from '../proofs/types.ts';
+import type { CredentialFormat } from '../domain/credentials.ts';
 import type { ServiceDeps } from './deps.ts';
 import { presentationRequest } from './wallet.ts';
 

@@ -3,9 +3,10 @@ import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.t
 import { newId } from '../domain/ids.ts';
 import { effectiveStatus, SESSION_TTL, type SessionStatus } from '../domain/session-state.ts';
 import { ApiError, invalidRequest, notFound } from '../errors.ts';
-import type { Principal } from '../http/auth.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { PageRequest } from '../store/pagination.ts';
-import { findSession, insertSession, listSessions, transitionSession, type Session, type SessionResult } from '../store/sessions.ts';
+import { findSession, insertSession, listSessions, transitionSession } from '../store/sessions.ts';
+import { type Session, type SessionResult } from '../domain/session.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
 import { recordEvent } from './events.ts';

@@ -3,9 +3,10 @@ import { effectiveStatus, MAX_FAILED_ATTEMPTS, type SessionStatus } from '../dom
 import { ApiError, notFound } from '../errors.ts';
 import { acceptedFormats } from '../proofs/formats.ts';
 import { claimsToRequest } from '../proofs/qualify.ts';
-import type { CredentialFormat } from '../proofs/types.ts';
+import type { CredentialFormat } from '../domain/credentials.ts';
 import { findApplicationById } from '../store/applications.ts';
-import { findSession, recordFailedAttempt, transitionSession, type Session, type SessionResult } from '../store/sessions.ts';
+import { findSession, recordFailedAttempt, transitionSession } from '../store/sessions.ts';
+import { type Session, type SessionResult } from '../domain/session.ts';
 import type { ServiceDeps } from './deps.ts';
 import { recordEvent } from './events.ts';
 import { checkPresentation } from './presentations.ts';

@@ -1,12 +1,12 @@
 import { EVENT_TYPES, isEventType, type EventEnvelope, type EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { ApiError, invalidRequest, notFound } from '../errors.ts';
-import type { Principal } from '../http/auth.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { Application } from '../store/applications.ts';
 import type { Db } from '../store/db.ts';
 import { insertEvent } from '../store/events.ts';
 import type { PageRequest } from '../store/pagination.ts';
-import type { DeliveryStatus } from '../store/schema.ts';
+import type { DeliveryStatus } from '../domain/delivery-state.ts';
 import { findDelivery, listDeliveries, requeueDelivery, type Delivery } from '../store/webhook-deliveries.ts';
 import { deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, updateEndpoint, type EndpointChanges, type WebhookEndpoint } from '../store/webhooks.ts';
 import { enqueueFor, notifyWorkers } from '../webhooks/outbox.ts';

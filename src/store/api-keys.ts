@@ -1,5 +1,5 @@
 import type { Db } from './db.ts';
-import type { Environment } from './applications.ts';
+import type { Environment } from '../domain/environment.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { ApiKeysTable } from './schema.ts';
 

@@ -1,9 +1,8 @@
+import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { ApplicationsTable } from './schema.ts';
 import { endpointCounts } from './webhooks.ts';
-
-export type Environment = 'sandbox' | 'live';
 
 export interface Application {
   id: string;

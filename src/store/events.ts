@@ -1,5 +1,5 @@
 import type { EventEnvelope, EventType } from '../domain/events.ts';
-import type { Environment } from './applications.ts';
+import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { EventsTable } from './schema.ts';

@@ -1,4 +1,5 @@
-import type { IssuerKeys, TrustedIssuer } from '../proofs/types.ts';
+import type { IssuerKeys, TrustedIssuer } from '../domain/credentials.ts';
+import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
 import type { IssuersTable } from './schema.ts';
 
@@ -34,7 +35,7 @@ export async function insertIssuer(db: Db, issuer: TrustedIssuer, createdAt: str
   return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
-export async function listIssuers(db: Db, environment?: 'sandbox' | 'live'): Promise<StoredIssuer[]> {
+export async function listIssuers(db: Db, environment?: Environment): Promise<StoredIssuer[]> {
   let query = db.selectFrom('issuers').selectAll().orderBy('environment').orderBy('domain');
   if (environment) query = query.where('environment', '=', environment);
   const rows = await query.execute();

@@ -1,4 +1,8 @@
 import type { Generated } from 'kysely';
+import type { DeliveryStatus } from '../domain/delivery-state.ts';
+import type { Environment } from '../domain/environment.ts';
+import type { SessionStatus } from '../domain/session-state.ts';
+
 
 /**
  * Row types of every table. Timestamps are ISO 8601 UTC text with milliseconds (they sort as
@@ -15,7 +19,7 @@ export interface ApplicationsTable {
   org_id: string;
   name: string;
   description: string | null;
-  environment: 'sandbox' | 'live';
+  environment: Environment;
   status: 'active' | 'archived';
   created_at: string;
   updated_at: string;
@@ -26,7 +30,7 @@ export interface ApiKeysTable {
   app_id: string;
   org_id: string;
   name: string;
-  environment: 'sandbox' | 'live';
+  environment: Environment;
   /** SHA-256 of the full secret, hex. The secret itself is never stored. */
   key_hash: string;
   key_hint: string;
@@ -55,19 +59,17 @@ export interface IssuersTable {
   name: string;
   domain: string;
   country: string;
-  environment: 'sandbox' | 'live';
+  environment: Environment;
   /** JSON of IssuerKeys (public keys only). */
   keys: string;
   created_at: string;
 }
 
-export type SessionStatus = 'pending' | 'consented' | 'completed' | 'expired' | 'cancelled' | 'declined';
-
 export interface SessionsTable {
   id: string;
   app_id: string;
   org_id: string;
-  environment: 'sandbox' | 'live';
+  environment: Environment;
   status: SessionStatus;
   challenge_nonce: string;
   purpose: string;
@@ -93,7 +95,7 @@ export interface EventsTable {
   id: string;
   app_id: string;
   org_id: string;
-  environment: 'sandbox' | 'live';
+  environment: Environment;
   type: string;
   /** JSON of the event's `data`. */
   data: string;
@@ -105,7 +107,7 @@ export interface WebhookEndpointsTable {
   id: string;
   app_id: string;
   org_id: string;
-  environment: 'sandbox' | 'live';
+  environment: Environment;
   url: string;
   description: string | null;
   /** JSON array of event names. */
@@ -119,8 +121,6 @@ export interface WebhookEndpointsTable {
   created_at: string;
   updated_at: string;
 }
-
-export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed';
 
 /** One event to one endpoint: the unit a worker claims, sends and retries. */
 export interface WebhookDeliveriesTable {

@@ -1,41 +1,10 @@
-import type { ClaimName, DisclosedClaims } from '../domain/claims.ts';
-import type { CredentialFormat } from '../proofs/types.ts';
+import type { Session, SessionResult } from '../domain/session.ts';
 import { statusesLeadingTo, type SessionStatus } from '../domain/session-state.ts';
-import type { Environment } from './applications.ts';
+import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { Selectable } from 'kysely';
 import type { SessionsTable } from './schema.ts';
-
-/** The verified outcome kept once a session completes; raw presentations are never stored. */
-export interface SessionResult {
-  verified: boolean;
-  format: CredentialFormat | null;
-  university: { name: string; domain: string; country: string } | null;
-  claims: DisclosedClaims;
-  failureReason: string | null;
-}
-
-export interface Session {
-  id: string;
-  appId: string;
-  orgId: string;
-  environment: Environment;
-  /** As stored; see effectiveStatus for expiry on read. */
-  status: SessionStatus;
-  challengeNonce: string;
-  purpose: string;
-  requiredClaims: ClaimName[];
-  metadata: Record<string, string> | null;
-  clientReference: string | null;
-  failedAttempts: number;
-  result: SessionResult | null;
-  expiresAt: string;
-  createdAt: string;
-  updatedAt: string;
-  consentedAt: string | null;
-  completedAt: string | null;
-}
 
 function toSession(row: Selectable<SessionsTable>): Session {
   return {

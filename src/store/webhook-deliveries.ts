@@ -2,7 +2,8 @@ import type { EventEnvelope, EventType } from '../domain/events.ts';
 import type { Db } from './db.ts';
 import { capabilitiesOf } from './dialect.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
-import type { DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from './schema.ts';
+import type { WebhookAttemptsTable, WebhookDeliveriesTable } from './schema.ts';
+import type { DeliveryStatus } from '../domain/delivery-state.ts';
 
 /**
  * Deliveries (one event to one endpoint) and their attempt log. A delivery is `pending` until its

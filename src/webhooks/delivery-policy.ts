@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '../domain/events.ts';
 import type { AttemptRecord } from '../store/webhook-deliveries.ts';
-import { nextAttemptDelayMs } from './retry-schedule.ts';
+import { nextAttemptDelayMs } from '../domain/backoff.ts';
 import type { SendResult } from './sender.ts';
 
 /** The pure decisions of a delivery: what is sent, with which secrets, and what follows an attempt. */

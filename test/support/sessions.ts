@@ -1,6 +1,7 @@
 import type { ClaimName } from '../../src/domain/claims.ts';
 import { BUILDERS } from '../../src/proofs/formats.ts';
-import type { CredentialFormat, SandboxStudent } from '../../src/proofs/types.ts';
+import type { SandboxStudent } from '../../src/proofs/types.ts';
+import type { CredentialFormat } from '../../src/domain/credentials.ts';
 import type { Harness, Tenant } from './harness.ts';
 
 /** Shortcuts over the real endpoints for session tests. */

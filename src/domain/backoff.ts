@@ -17,30 +17,38 @@ export const RETRY_JITTER = 0.2;
 const MAX_DELAY_SECONDS = 7 * 24 * 3600;
 const MAX_RETRIES = 50;
 
+/** A retry schedule that cannot be used; the message says which entry and why. */
+export class RetryScheduleError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RetryScheduleError';
+  }
+}
+
 /**
- * Parses `WEBHOOK_RETRY_SCHEDULE`: comma-separated positive whole seconds, e.g. `10,60,300`.
- * Unset or blank gives the default schedule.
+ * Parses a retry schedule (`WEBHOOK_RETRY_SCHEDULE`): comma-separated positive whole seconds,
+ * e.g. `10,60,300`. Unset or blank gives the default schedule.
  *
- * @throws Error with a message naming the variable and the bad entry: configuration is checked
- *   once at start and a bad value must stop the process, not be guessed at.
+ * @throws RetryScheduleError naming the bad entry: configuration is checked once at start and a
+ *   bad value must stop the process, not be guessed at. The caller names the variable.
  */
 export function parseRetrySchedule(value: string | undefined): readonly number[] {
   if (value === undefined || value.trim() === '') return DEFAULT_RETRY_SCHEDULE_SECONDS;
   const entries = value.split(',').map((entry) => entry.trim());
   if (entries.length > MAX_RETRIES) {
-    throw new Error(`WEBHOOK_RETRY_SCHEDULE has ${entries.length} entries; at most ${MAX_RETRIES} retries are allowed`);
+    throw new RetryScheduleError(`has ${entries.length} entries; at most ${MAX_RETRIES} retries are allowed`);
   }
   return Object.freeze(
     entries.map((entry, index) => {
       if (!/^\d+$/.test(entry) || Number(entry) === 0) {
-        throw new Error(
-          `WEBHOOK_RETRY_SCHEDULE entry ${index + 1} ("${entry}") is not a positive whole number of seconds; expected e.g. "10,60,300"`,
+        throw new RetryScheduleError(
+          `entry ${index + 1} ("${entry}") is not a positive whole number of seconds; expected e.g. "10,60,300"`,
         );
       }
       const seconds = Number(entry);
       if (seconds > MAX_DELAY_SECONDS) {
-        throw new Error(
-          `WEBHOOK_RETRY_SCHEDULE entry ${index + 1} (${seconds} s) is longer than one week (${MAX_DELAY_SECONDS} s); the values are seconds`,
+        throw new RetryScheduleError(
+          `entry ${index + 1} (${seconds} s) is longer than one week (${MAX_DELAY_SECONDS} s); the values are seconds`,
         );
       }
       return seconds;

@@ -1,0 +1,10 @@
+/**
+ * The two worlds every resource lives in (DESIGN §3): sandbox resources answer to `sk_test_` keys
+ * and trust the published sandbox universities; live ones answer to `sk_live_` keys only.
+ */
+export const ENVIRONMENTS = ['sandbox', 'live'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+export function isEnvironment(value: unknown): value is Environment {
+  return value === 'sandbox' || value === 'live';
+}
