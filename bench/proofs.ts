@@ -34,7 +34,7 @@ import { publicSignals } from '../src/proofs/groth16/signals.ts';
 import { loadSandboxVerificationKey } from '../src/proofs/groth16/verification-key.ts';
 import { decodeProof, verifyGroth16 } from '../src/proofs/groth16/verifier.ts';
 import { sandboxUniversityKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
-import { sandboxIssuers } from '../src/proofs/trust-registry.ts';
+import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
 import type { PresentationContext, SandboxStudent } from '../src/proofs/types.ts';
 import type { CredentialFormat, TrustedIssuer, TrustRegistry } from '../src/domain/credentials.ts';
 

@@ -2,7 +2,7 @@ import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { systemClock } from './domain/clock.ts';
 import { PeriodicJob } from './jobs/periodic.ts';
-import { seedSandboxIssuers } from './proofs/trust-registry.ts';
+import { seedSandboxIssuers } from './services/trust-registry.ts';
 import { createServiceDeps } from './services/deps.ts';
 import { expireDueSessions } from './services/expiry.ts';
 import { migrate, openStore } from './store/db.ts';

@@ -7,7 +7,8 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../src/domain/clock.ts';
-import { sandboxIssuers, seedSandboxIssuers } from '../src/proofs/trust-registry.ts';
+import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
+import { seedSandboxIssuers } from '../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
 import { listeningApp } from './support/server.ts';
 

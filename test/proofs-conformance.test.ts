@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test';
 import { BUILDERS, createVerifiers } from '../src/proofs/formats.ts';
 import { releaseSnarkjsCurve } from '../src/proofs/groth16/builder.ts';
 import { qualify, withActiveStudent } from '../src/proofs/qualify.ts';
-import { sandboxIssuers } from '../src/proofs/trust-registry.ts';
+import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
 import { type PresentationContext, type SandboxStudent } from '../src/proofs/types.ts';
 import { CREDENTIAL_FORMATS, type TrustedIssuer, type TrustRegistry } from '../src/domain/credentials.ts';
 

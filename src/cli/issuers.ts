@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { newId } from '../domain/ids.ts';
 import type { Environment } from '../domain/environment.ts';
-import { validateIssuerInput } from '../proofs/trust-registry.ts';
+import { validateIssuerInput } from '../proofs/issuer-definitions.ts';
 import { deleteIssuer, findIssuer, insertIssuer, listIssuers } from '../store/issuers.ts';
 import { printJson, requireOption, UsageError, type Command } from './command.ts';
 

@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { createVerifiers, type Verifiers } from '../proofs/formats.ts';
-import { databaseTrustRegistry } from '../proofs/trust-registry.ts';
+import { databaseTrustRegistry } from './trust-registry.ts';
 import type { TrustRegistry } from '../domain/credentials.ts';
 import type { Db } from '../store/db.ts';
 

@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { TestClock } from '../../src/domain/clock.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
 import { migrate, openStore, type Store } from '../../src/store/db.ts';
-import { seedSandboxIssuers } from '../../src/proofs/trust-registry.ts';
+import { seedSandboxIssuers } from '../../src/services/trust-registry.ts';
 
 /**
  * The test harness: the real app over a real database. Every storage and API suite runs once per

@@ -1,25 +1,11 @@
-import type { Clock } from '../domain/clock.ts';
-import { newId } from '../domain/ids.ts';
-import type { Db } from '../store/db.ts';
-import { insertIssuer, listIssuers } from '../store/issuers.ts';
+/** Issuer definitions: the sandbox universities' keys and the validation of an operator's issuer file. Pure. */
 import { decodeBbsPublicKey, sandboxIssuerPublicKeys as bbsSandboxKeys } from './bbs/index.ts';
 import { sandboxIssuerPublicKeys as babyJubJubSandboxKeys } from './groth16/sandbox-issuers.ts';
 import { parseFieldElement } from './groth16/fields.ts';
 import { SANDBOX_UNIVERSITIES } from './sandbox-universities.ts';
 import { sandboxIssuerPublicKeys as sdJwtSandboxKeys } from './sd-jwt-vc/index.ts';
-import type { CredentialFormat, Environment, IssuerKeys, TrustedIssuer, TrustRegistry } from './types.ts';
-
-const KEY_OF_FORMAT: Record<CredentialFormat, keyof IssuerKeys> = { 'sd-jwt-vc': 'sdJwtVc', bbs: 'bbs', groth16: 'babyJubJub' };
-
-/** The trust registry as stored: read on every verification, so a removal takes effect at once. */
-export function databaseTrustRegistry(db: Db): TrustRegistry {
-  return {
-    async issuers(environment: Environment, format: CredentialFormat) {
-      const all = await listIssuers(db, environment);
-      return all.filter((issuer) => issuer.keys[KEY_OF_FORMAT[format]] !== undefined);
-    },
-  };
-}
+import type { IssuerKeys, TrustedIssuer } from '../domain/credentials.ts';
+import type { Environment } from '../domain/environment.ts';
 
 /** The sandbox universities with their keys in every format (derived from the published seeds). */
 export function sandboxIssuers(): Array<Omit<TrustedIssuer, 'id'>> {
@@ -33,15 +19,6 @@ export function sandboxIssuers(): Array<Omit<TrustedIssuer, 'id'>> {
     environment: 'sandbox' as const,
     keys: { sdJwtVc: sdJwt[u.domain], bbs: bbs[u.domain], babyJubJub: babyJubJub[u.domain] },
   }));
-}
-
-/** Seeds the sandbox universities on first start; an existing entry (same domain) is left alone. */
-export async function seedSandboxIssuers(db: Db, clock: Clock): Promise<number> {
-  let added = 0;
-  for (const issuer of sandboxIssuers()) {
-    if (await insertIssuer(db, { ...issuer, id: newId('issuer', clock) }, clock.now().toISOString())) added++;
-  }
-  return added;
 }
 
 export type IssuerInput = Omit<TrustedIssuer, 'id'>;
