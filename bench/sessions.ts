@@ -11,10 +11,9 @@
 import { createServer, type Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { buildApp } from '../src/app.ts';
 import { systemClock } from '../src/domain/clock.ts';
 import { createOrganization } from '../src/services/organizations.ts';
-import { createTestStore, testConfig } from '../test/support/harness.ts';
+import { buildTestApp, createTestStore, testConfig } from '../test/support/harness.ts';
 import { freePort } from '../test/support/server.ts';
 
 const { values } = parseArgs({
@@ -67,7 +66,7 @@ async function main(): Promise<void> {
   const db = await createTestStore(dialect);
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const app = await buildApp({ store: db.store, clock: systemClock, config: testConfig({ BASE_URL: origin, LOG_LEVEL: 'silent' }), logger: false });
+  const { app } = await buildTestApp(db.store, systemClock, testConfig({ BASE_URL: origin, LOG_LEVEL: 'silent' }));
   await app.listen({ port, host: '127.0.0.1' });
   const org = await createOrganization({ db: db.store.db, clock: systemClock }, { name: 'Bench', environment: 'sandbox' });
   const headers = { authorization: `Bearer ${org.apiKey.rawSecret}` };

@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { systemClock } from '../src/domain/clock.ts';
-import { recordEvent } from '../src/services/events.ts';
+import { createServiceDeps } from '../src/services/deps.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { insertNewEndpoint } from '../src/services/webhooks.ts';
 import { migrate, openStore, type Store } from '../src/store/db.ts';
@@ -125,7 +125,8 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<{ burst: Phase; pace
   const org = await createOrganization({ db: store.db, clock: systemClock }, { name: 'Bench', environment: 'sandbox' });
   const app = org.application;
   await store.db.transaction().execute((trx) => insertNewEndpoint(trx, { clock: systemClock }, app, { url: receiver.url, events: ['verification.completed'] }));
-  const worker = new DeliveryWorker({ store, clock: systemClock, config });
+  const services = createServiceDeps({ db: store.db, clock: systemClock, config });
+  const worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
   await worker.start();
   const source = { appId: app.id, orgId: org.organization.id, environment: 'sandbox' as const };
   const data = {
@@ -134,9 +135,8 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<{ burst: Phase; pace
     claims: { is_active_student: true, academic_level: 'undergraduate', valid_until: '2027-09-30T00:00:00.000Z' },
   };
   const emit = async (i: number) => {
-    const event = await store.db.transaction().execute((trx) => recordEvent(trx, systemClock, source, 'verification.completed', { sessionId: `sess_bench${i}`, ...data }));
+    const event = await services.unitOfWork((work) => work.record(source, 'verification.completed', { sessionId: `sess_bench${i}`, ...data }));
     committedAt.set(event.id, performance.now());
-    worker.wake();
   };
 
   const phase = async (count: number, produce: () => Promise<void>): Promise<Phase> => {

@@ -4,8 +4,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Config } from './config.ts';
-import type { Clock } from './domain/clock.ts';
 import { newId } from './domain/ids.ts';
 import { authenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/error-handler.ts';
@@ -21,17 +19,16 @@ import { sessionRoutes } from './routes/sessions.ts';
 import { verifyRoutes } from './routes/verify.ts';
 import { walletRoutes } from './routes/wallet.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
-import { createServiceDeps } from './services/deps.ts';
+import type { ServiceDeps } from './services/deps.ts';
 import type { Store } from './store/db.ts';
 
 export interface AppDeps {
+  /** The database and its pool (health checks); the use cases reach it through `services`. */
   store: Store;
-  clock: Clock;
-  config: Config;
+  /** The service dependencies, built once by the composition root (services/deps.ts). */
+  services: ServiceDeps;
   /** Logger options or false; the composition root decides. */
   logger?: boolean | { level: string };
-  /** Wakes the in-process delivery worker after events commit. */
-  onEventsCommitted?: () => void;
 }
 
 /**
@@ -51,7 +48,8 @@ function requiresBearer(security: unknown): boolean {
 
 /** Builds the HTTP application over the given dependencies. No I/O beyond them, no process.env. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { store, clock, config } = deps;
+  const { store, services } = deps;
+  const { clock, config } = services;
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
     bodyLimit: config.bodyLimitBytes,
@@ -84,7 +82,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const services = createServiceDeps({ db: store.db, clock, config, onEventsCommitted: deps.onEventsCommitted });
   await app.register(healthRoutes({ db: store.db }));
   await app.register(appRoutes(services));
   await app.register(keyRoutes(services));

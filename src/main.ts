@@ -25,18 +25,19 @@ async function main(): Promise<void> {
   await migrate(store);
   const clock = systemClock;
   await seedSandboxIssuers(store.db, clock);
-  // Commits of events wake this process's delivery worker at once (other processes: LISTEN/NOTIFY).
-  let worker: DeliveryWorker | undefined;
-  const onEventsCommitted = () => worker?.wake();
-  const app = await buildApp({ store, clock, config, onEventsCommitted });
-  const services = createServiceDeps({ db: store.db, clock, config, onEventsCommitted });
+  // Built once: the HTTP app, the periodic jobs and the delivery worker share these.
+  const services = createServiceDeps({ db: store.db, clock, config });
+  const app = await buildApp({ store, services });
 
   // Background jobs run in the worker role (and in `all`, the single-process default).
   const runsJobs = config.role !== 'api';
   const onJobError = (job: string) => (err: unknown) => app.log.error({ err, job }, 'background job failed');
-  const jobs = runsJobs ? [new PeriodicJob('session-expiry', () => expireDueSessions(services), 5_000, onJobError('session-expiry'))] : [];
-  // API processes only write the outbox; the worker role and `all` deliver webhooks.
-  worker = runsJobs ? new DeliveryWorker({ store, clock, config, log: app.log }) : undefined;
+  const jobs = runsJobs
+    ? [new PeriodicJob('session-expiry', () => expireDueSessions(services), 5_000, onJobError('session-expiry'), clock)]
+    : [];
+  // API processes only write the outbox; the worker role and `all` deliver webhooks. A commit in
+  // this process wakes the worker through services.wakeups, other processes' through NOTIFY.
+  const worker = runsJobs ? new DeliveryWorker({ store, clock, config, wakeups: services.wakeups, log: app.log }) : undefined;
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -3,9 +3,8 @@ import { execFile } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app.ts';
 import { systemClock } from '../src/domain/clock.ts';
-import { createTestStore, forEachDialect, testConfig, type TestStore } from './support/harness.ts';
+import { buildTestApp, createTestStore, forEachDialect, testConfig, type TestStore } from './support/harness.ts';
 
 const run = promisify(execFile);
 
@@ -26,7 +25,7 @@ forEachDialect('matricula CLI', (dialect) => {
   before(async () => {
     db = await createTestStore(dialect);
     // A running server on the same database: the CLI works beside it.
-    server = await buildApp({ store: db.store, clock: systemClock, config: testConfig(), logger: false });
+    ({ app: server } = await buildTestApp(db.store, systemClock, testConfig()));
     base = await server.listen({ port: 0, host: '127.0.0.1' });
   });
   after(async () => {

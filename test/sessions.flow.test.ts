@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { expireDueSessions } from '../src/services/expiry.ts';
-import { createServiceDeps } from '../src/services/deps.ts';
 import { BUILDERS } from '../src/proofs/formats.ts';
 import { releaseSnarkjsCurve } from '../src/proofs/groth16/builder.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
@@ -247,7 +246,7 @@ forEachDialect('verification flow', (dialect) => {
     assert.ok(listed.some((x: { sessionId: string }) => x.sessionId === s.sessionId));
     assert.ok(!(await events('verification.expired')).some((e) => e.data.sessionId === s.sessionId));
 
-    const deps = createServiceDeps({ db: h.store.db, clock: h.clock, config: h.config });
+    const deps = h.services;
     const swept = await expireDueSessions(deps);
     assert.ok(swept >= 2);
     assert.equal(await expireDueSessions(deps), 0, 'a second sweep finds nothing');

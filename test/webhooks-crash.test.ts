@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
 import { systemClock } from '../src/domain/clock.ts';
-import { recordEvent } from '../src/services/events.ts';
+import { createUnitOfWork } from '../src/services/unit-of-work.ts';
+import { DeliveryWakeups } from '../src/webhooks/wake.ts';
 import { DEFAULT_MAX_IN_FLIGHT } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { startWebhookReceiver, type RecordedRequest, type WebhookReceiver } from './support/webhook-receiver.ts';
@@ -45,9 +46,10 @@ forEachDialect('webhook workers as processes', (dialect) => {
   /** Events committed now (system time: the worker processes run on the real clock). */
   async function emit(count: number): Promise<string[]> {
     const source = { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const };
+    const unitOfWork = createUnitOfWork({ db: h.store.db, clock: systemClock, wakeups: new DeliveryWakeups() });
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const event = await h.store.db.transaction().execute((trx) => recordEvent(trx, systemClock, source, 'verification.completed', completedData(`sess_${i}`)));
+      const event = await unitOfWork((work) => work.record(source, 'verification.completed', completedData(`sess_${i}`)));
       ids.push(event.id);
     }
     return ids;

@@ -11,6 +11,7 @@ import {
   parseRetrySchedule,
   RetryScheduleError,
 } from '../src/domain/backoff.ts';
+import { TestClock } from '../src/domain/clock.ts';
 import { buildDeliveryHeaders, RESPONSE_BODY_LIMIT_BYTES, sendWebhook } from '../src/webhooks/sender.ts';
 import { signPayload } from '../src/webhooks/signature.ts';
 import { newSigningSecret } from '../src/webhooks/secrets.ts';
@@ -112,13 +113,21 @@ describe('sendWebhook against a real local receiver', () => {
     assert.ok(!receiver.requests.some((r) => r.path === '/hooks/elsewhere'));
   });
 
-  it('a receiver that never answers times out after timeoutMs', { timeout: 5000 }, async () => {
+  it('a receiver that never answers times out after timeoutMs, on the injected clock', { timeout: 5000 }, async () => {
     receiver.respondWith({ kind: 'hang' });
-    const outcome = await send(200);
+    const clock = new TestClock();
+    let settled = false;
+    const pending = sendWebhook({ url: receiver.url, body: BODY, headers, dispatcher, timeoutMs: 200, clock }).finally(() => (settled = true));
+    await receiver.waitForRequests(receiver.requests.length + 1);
+    clock.advance(199);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(settled, false, 'not before the timeout');
+    clock.advance(1);
+    const outcome = await pending;
     assert.equal(outcome.ok, false);
     assert.equal(outcome.error, 'timeout');
     assert.equal(outcome.status, undefined);
-    assert.ok(outcome.durationMs >= 190 && outcome.durationMs < 2000, `took ${outcome.durationMs} ms`);
+    assert.equal(clock.pendingTimers, 0, 'the timer is cleared');
   });
 
   it('the timeout covers the response body: a 200 whose body stalls is not an acknowledgement', { timeout: 5000 }, async () => {
@@ -139,7 +148,11 @@ describe('sendWebhook against a real local receiver', () => {
 
     let releaseLate!: () => void;
     receiver.respondWith({ status: 200, after: new Promise<void>((resolve) => (releaseLate = resolve)) });
-    const late = await send(200);
+    const clock = new TestClock();
+    const latePending = sendWebhook({ url: receiver.url, body: BODY, headers, dispatcher, timeoutMs: 200, clock });
+    await receiver.waitForRequests(receiver.requests.length + 1);
+    clock.advance(200);
+    const late = await latePending;
     releaseLate();
     assert.equal(late.error, 'timeout');
   });

@@ -1,10 +1,13 @@
+import { systemClock, type Clock, type TimerHandle } from '../domain/clock.ts';
+
 /**
  * A background job that runs one step at a time: `runOnce()` for tests (no timers involved),
  * `start()` to repeat it every `intervalMs` in production, `stop()` that waits for the step in
- * flight. A step that throws is logged and retried at the next tick.
+ * flight. A step that throws is logged and retried at the next tick. Its timer runs on the injected
+ * clock, so a test with a TestClock moves it by moving the clock.
  */
 export class PeriodicJob {
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #running: Promise<unknown> | undefined;
   #stopped = true;
 
@@ -13,6 +16,7 @@ export class PeriodicJob {
     private readonly step: () => Promise<unknown>,
     private readonly intervalMs: number,
     private readonly onError: (err: unknown) => void,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   runOnce(): Promise<unknown> {
@@ -30,20 +34,24 @@ export class PeriodicJob {
 
   #schedule(): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(async () => {
-      try {
-        await this.runOnce();
-      } catch (err) {
-        this.onError(err);
-      }
-      this.#schedule();
-    }, this.intervalMs);
-    this.#timer.unref();
+    // A pending job does not keep the process alive: the server or the worker does.
+    this.#timer = this.clock.setTimeout(
+      async () => {
+        try {
+          await this.runOnce();
+        } catch (err) {
+          this.onError(err);
+        }
+        this.#schedule();
+      },
+      this.intervalMs,
+      { keepAlive: false },
+    );
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.clock.clearTimeout(this.#timer);
     await this.#running?.catch(() => undefined);
   }
 }

@@ -1,11 +1,13 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
-import { createVerifiers, type Verifiers } from '../proofs/formats.ts';
-import { databaseTrustRegistry } from './trust-registry.ts';
 import type { TrustRegistry } from '../domain/credentials.ts';
+import { createVerifiers, type Verifiers } from '../proofs/formats.ts';
 import type { Db } from '../store/db.ts';
+import { DeliveryWakeups } from '../webhooks/wake.ts';
+import { databaseTrustRegistry } from './trust-registry.ts';
+import { createUnitOfWork, type UnitOfWork } from './unit-of-work.ts';
 
-/** What every use case needs, passed in and assembled once by the composition root. */
+/** What every use case needs, assembled once by the composition root and passed to every part. */
 export interface ServiceDeps {
   db: Db;
   clock: Clock;
@@ -13,17 +15,21 @@ export interface ServiceDeps {
   trustRegistry: TrustRegistry;
   /** The verifier of every accepted format, with the keys the configuration names. */
   verifiers: Verifiers;
-  /** Called after a transaction that recorded events commits: wakes the in-process delivery worker. */
-  onEventsCommitted: () => void;
+  /** Runs a state change, its events and the wake-up of the workers (services/unit-of-work.ts). */
+  unitOfWork: UnitOfWork;
+  /** This process's delivery workers subscribe here; only the unit of work notifies. */
+  wakeups: DeliveryWakeups;
 }
 
-export function createServiceDeps(input: { db: Db; clock: Clock; config: Config; onEventsCommitted?: () => void }): ServiceDeps {
+export function createServiceDeps(input: { db: Db; clock: Clock; config: Config }): ServiceDeps {
+  const wakeups = new DeliveryWakeups();
   return {
     db: input.db,
     clock: input.clock,
     config: input.config,
     trustRegistry: databaseTrustRegistry(input.db),
     verifiers: createVerifiers({ groth16LiveVerificationKeyPath: input.config.groth16LiveVerificationKey }),
-    onEventsCommitted: input.onEventsCommitted ?? (() => {}),
+    unitOfWork: createUnitOfWork({ db: input.db, clock: input.clock, wakeups }),
+    wakeups,
   };
 }

@@ -1,6 +1,5 @@
 import { dueForExpiry, transitionSession } from '../store/sessions.ts';
 import type { ServiceDeps } from './deps.ts';
-import { recordEvent } from './events.ts';
 
 /**
  * Persists the expiry of open sessions past `expiresAt` and emits `verification.expired`, one
@@ -12,13 +11,12 @@ export async function expireDueSessions(deps: ServiceDeps, batchSize = 100): Pro
   const due = await dueForExpiry(deps.db, now, batchSize);
   let expired = 0;
   for (const session of due) {
-    const moved = await deps.db.transaction().execute(async (trx) => {
-      if (!(await transitionSession(trx, session.id, { to: 'expired', at: now.toISOString(), requireUnexpired: false }))) return false;
-      await recordEvent(trx, deps.clock, session, 'verification.expired', { sessionId: session.id });
+    const moved = await deps.unitOfWork(async (work) => {
+      if (!(await transitionSession(work.db, session.id, { to: 'expired', at: now.toISOString(), requireUnexpired: false }))) return false;
+      await work.record(session, 'verification.expired', { sessionId: session.id });
       return true;
     });
     if (moved) expired++;
   }
-  if (expired > 0) deps.onEventsCommitted();
   return expired;
 }

@@ -9,7 +9,6 @@ import { findSession, insertSession, listSessions, transitionSession } from '../
 import { type Session, type SessionResult } from '../domain/session.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
-import { recordEvent } from './events.ts';
 
 export interface NewSession {
   appId: string;
@@ -119,9 +118,9 @@ export async function refusal(deps: ServiceDeps, sessionId: string, action: stri
 export async function cancelSession(deps: ServiceDeps, principal: Principal, id: string): Promise<Session> {
   const session = await sessionForCaller(deps, principal, id);
   const at = deps.clock.now().toISOString();
-  const moved = await deps.db.transaction().execute(async (trx) => {
-    if (!(await transitionSession(trx, session.id, { to: 'cancelled', at, requireUnexpired: true }))) return false;
-    await recordEvent(trx, deps.clock, session, 'verification.cancelled', { sessionId: session.id });
+  const moved = await deps.unitOfWork(async (work) => {
+    if (!(await transitionSession(work.db, session.id, { to: 'cancelled', at, requireUnexpired: true }))) return false;
+    await work.record(session, 'verification.cancelled', { sessionId: session.id });
     return true;
   });
   if (!moved) {
@@ -129,6 +128,5 @@ export async function cancelSession(deps: ServiceDeps, principal: Principal, id:
     // For the business, an expired session is a state like any other: not a 410.
     throw error.code === 'session_expired' ? new ApiError('invalid_state', 'Cannot cancel an expired session.') : error;
   }
-  deps.onEventsCommitted();
   return (await findSession(deps.db, session.id))!;
 }

@@ -8,7 +8,6 @@ import { findApplicationById } from '../store/applications.ts';
 import { findSession, recordFailedAttempt, transitionSession } from '../store/sessions.ts';
 import { type Session, type SessionResult } from '../domain/session.ts';
 import type { ServiceDeps } from './deps.ts';
-import { recordEvent } from './events.ts';
 import { checkPresentation } from './presentations.ts';
 import { completedEventData, refusal } from './sessions.ts';
 
@@ -53,13 +52,12 @@ export async function recordConsent(deps: ServiceDeps, sessionId: string, nonce:
   const session = await openSessionForWallet(deps, sessionId, nonce);
   const at = deps.clock.now().toISOString();
   const to: SessionStatus = decision === 'approved' ? 'consented' : 'declined';
-  const moved = await deps.db.transaction().execute(async (trx) => {
-    if (!(await transitionSession(trx, session.id, { to, at, requireUnexpired: true }))) return false;
-    await recordEvent(trx, deps.clock, session, decision === 'approved' ? 'consent.approved' : 'consent.declined', { sessionId: session.id });
+  const moved = await deps.unitOfWork(async (work) => {
+    if (!(await transitionSession(work.db, session.id, { to, at, requireUnexpired: true }))) return false;
+    await work.record(session, decision === 'approved' ? 'consent.approved' : 'consent.declined', { sessionId: session.id });
     return true;
   });
   if (!moved) throw await refusal(deps, session.id, decision === 'approved' ? 'consent to' : 'decline');
-  deps.onEventsCommitted();
   return { sessionId: session.id, status: to };
 }
 
@@ -70,14 +68,12 @@ export interface SubmissionOutcome {
   failureReason: string | null;
 }
 
-async function complete(deps: ServiceDeps, session: Session, result: SessionResult, at: string): Promise<boolean> {
-  const moved = await deps.db.transaction().execute(async (trx) => {
-    if (!(await transitionSession(trx, session.id, { to: 'completed', at, requireUnexpired: true, result }))) return false;
-    await recordEvent(trx, deps.clock, session, 'verification.completed', completedEventData(session.id, result));
+function complete(deps: ServiceDeps, session: Session, result: SessionResult, at: string): Promise<boolean> {
+  return deps.unitOfWork(async (work) => {
+    if (!(await transitionSession(work.db, session.id, { to: 'completed', at, requireUnexpired: true, result }))) return false;
+    await work.record(session, 'verification.completed', completedEventData(session.id, result));
     return true;
   });
-  if (moved) deps.onEventsCommitted();
-  return moved;
 }
 
 /**

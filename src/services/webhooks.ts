@@ -4,12 +4,10 @@ import { ApiError, invalidRequest, notFound } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Application } from '../store/applications.ts';
 import type { Db } from '../store/db.ts';
-import { insertEvent } from '../store/events.ts';
 import type { PageRequest } from '../store/pagination.ts';
 import type { DeliveryStatus } from '../domain/delivery-state.ts';
 import { findDelivery, listDeliveries, requeueDelivery, type Delivery } from '../store/webhook-deliveries.ts';
 import { deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, updateEndpoint, type EndpointChanges, type WebhookEndpoint } from '../store/webhooks.ts';
-import { enqueueFor, notifyWorkers } from '../webhooks/outbox.ts';
 import { newSigningSecret } from '../webhooks/secrets.ts';
 import { checkWebhookUrl } from '../webhooks/ssrf.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
@@ -141,12 +139,11 @@ export async function updateEndpointFor(deps: ServiceDeps, principal: Principal,
     changes.disabledReason = update.enabled ? null : 'manual';
   }
   const now = deps.clock.now().toISOString();
-  await deps.db.transaction().execute(async (trx) => {
-    await updateEndpoint(trx, endpoint.id, changes, now);
-    // Deliveries held while the endpoint was disabled are due again: wake the workers.
-    if (changes.enabled) await notifyWorkers(trx);
+  await deps.unitOfWork(async (work) => {
+    await updateEndpoint(work.db, endpoint.id, changes, now);
+    // Deliveries held while the endpoint was disabled are due again.
+    if (changes.enabled) work.deliveriesDue();
   });
-  if (changes.enabled) deps.onEventsCommitted();
   return { ...endpoint, ...changes, updatedAt: now };
 }
 
@@ -181,19 +178,9 @@ function assertEnabled(endpoint: WebhookEndpoint): void {
 export async function sendTestEvent(deps: ServiceDeps, principal: Principal, id: string): Promise<Delivery> {
   const endpoint = await endpointForCaller(deps, principal, id);
   assertEnabled(endpoint);
-  const event: EventEnvelope = {
-    id: newId('event', deps.clock),
-    event: 'webhook.test',
-    createdAt: deps.clock.now().toISOString(),
-    appId: endpoint.appId,
-    environment: endpoint.environment,
-    data: { endpointId: endpoint.id, message: 'This is a test event sent from the Matricula API.' },
-  };
-  const [delivery] = await deps.db.transaction().execute(async (trx) => {
-    await insertEvent(trx, event, endpoint.orgId);
-    return enqueueFor(trx, event, [endpoint.id], deps.clock);
-  });
-  deps.onEventsCommitted();
+  const data = { endpointId: endpoint.id, message: 'This is a test event sent from the Matricula API.' };
+  const { deliveries } = await deps.unitOfWork((work) => work.recordFor(endpoint, 'webhook.test', data, [endpoint.id]));
+  const [delivery] = deliveries;
   return (await findDelivery(deps.db, endpoint.id, delivery.id))!;
 }
 
@@ -215,12 +202,11 @@ export async function retryDelivery(deps: ServiceDeps, principal: Principal, id:
   assertEnabled(endpoint);
   const delivery = await findDelivery(deps.db, endpoint.id, deliveryId);
   if (!delivery) throw notFound('delivery', 'deliveryId');
-  const requeued = await deps.db.transaction().execute(async (trx) => {
-    if (!(await requeueDelivery(trx, delivery.id, deps.clock.now().toISOString()))) return false;
-    await notifyWorkers(trx);
+  const requeued = await deps.unitOfWork(async (work) => {
+    if (!(await requeueDelivery(work.db, delivery.id, deps.clock.now().toISOString()))) return false;
+    work.deliveriesDue();
     return true;
   });
   if (!requeued) throw new ApiError('invalid_state', `Delivery ${delivery.id} is being sent right now; retry it once this attempt is over.`);
-  deps.onEventsCommitted();
   return (await findDelivery(deps.db, endpoint.id, delivery.id))!;
 }

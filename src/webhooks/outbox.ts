@@ -22,13 +22,12 @@ export const DELIVERY_CHANNEL_EXPRESSION = "left('matricula_webhooks:' || curren
 
 /**
  * Creates the deliveries of an event, one per enabled endpoint of its application subscribed to
- * it, in the caller's transaction. On PostgreSQL it also queues a NOTIFY, which the server sends
- * at commit (and drops at rollback): workers of other processes wake exactly when the rows they
- * are told about are visible. The caller wakes its own process's worker after the commit.
+ * it, in the caller's transaction. Waking the workers is the unit of work's business
+ * (services/unit-of-work.ts), once the transaction commits.
  */
-export async function enqueueDeliveries(trx: Db, event: EventEnvelope, clock: Clock): Promise<void> {
+export async function enqueueDeliveries(trx: Db, event: EventEnvelope, clock: Clock): Promise<NewDelivery[]> {
   const endpoints = await subscribedEndpoints(trx, event.appId, event.event);
-  await enqueueFor(trx, event, endpoints.map((e) => e.id), clock);
+  return enqueueFor(trx, event, endpoints.map((e) => e.id), clock);
 }
 
 /** Deliveries of `event` to exactly these endpoints (a test event goes to one endpoint only). */
@@ -41,11 +40,14 @@ export async function enqueueFor(trx: Db, event: EventEnvelope, endpointIds: str
   }));
   if (deliveries.length === 0) return deliveries;
   await insertDeliveries(trx, deliveries, clock.now().toISOString());
-  await notifyWorkers(trx);
   return deliveries;
 }
 
-/** Queues a wake-up for the workers of every process; a no-op where LISTEN/NOTIFY does not exist. */
+/**
+ * Queues a wake-up for the workers of every process, inside the transaction: PostgreSQL sends it
+ * at commit and drops it at rollback, so workers elsewhere wake exactly when the rows they are told
+ * about are visible. A no-op where LISTEN/NOTIFY does not exist.
+ */
 export async function notifyWorkers(trx: Db): Promise<void> {
   if (capabilitiesOf(trx).listenNotify) await sql`select pg_notify(${sql.raw(DELIVERY_CHANNEL_EXPRESSION)}, '')`.execute(trx);
 }

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { request, type Dispatcher } from 'undici';
+import { systemClock, type Clock } from '../domain/clock.ts';
 
 /**
  * One webhook HTTP attempt (DESIGN §6): a single POST, acknowledged by any 2xx within the timeout.
@@ -52,6 +53,8 @@ export interface SendWebhookInput {
   timeoutMs?: number;
   /** Required, so that no delivery can bypass the SSRF guard (see createGuardedDispatcher). */
   dispatcher: Dispatcher;
+  /** Runs the timeout; the system clock by default, a TestClock in tests. */
+  clock?: Clock;
 }
 
 class AttemptTimeout extends Error {}
@@ -61,7 +64,8 @@ export async function sendWebhook(input: SendWebhookInput): Promise<SendResult> 
   const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const started = performance.now();
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new AttemptTimeout()), timeoutMs);
+  const clock = input.clock ?? systemClock;
+  const timer = clock.setTimeout(() => controller.abort(new AttemptTimeout()), timeoutMs);
   const elapsed = () => Math.round(performance.now() - started);
   let status: number | undefined;
   try {
@@ -88,7 +92,7 @@ export async function sendWebhook(input: SendWebhookInput): Promise<SendResult> 
       : classifyNetworkError(err);
     return { ok: false, status, durationMs: elapsed(), responseBody: '', responseBodyTruncated: false, error, errorMessage };
   } finally {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
   }
 }
 

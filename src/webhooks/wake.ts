@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { systemClock, type Clock, type TimerHandle } from '../domain/clock.ts';
 import { DELIVERY_CHANNEL_EXPRESSION } from './outbox.ts';
 
 /**
@@ -9,12 +10,40 @@ import { DELIVERY_CHANNEL_EXPRESSION } from './outbox.ts';
  */
 
 /**
+ * The in-process channel from the unit of work to this process's delivery workers: after a
+ * transaction that enqueued deliveries commits, {@link notify} tells every subscribed worker to
+ * claim now. Built once by the composition root and handed to both sides, so neither needs the
+ * other.
+ */
+export class DeliveryWakeups {
+  readonly #listeners = new Set<() => void>();
+
+  /** Deliveries became due: wake every subscribed worker. */
+  notify(): void {
+    for (const listener of this.#listeners) listener();
+  }
+
+  /** @returns the unsubscribe function. */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  get subscribers(): number {
+    return this.#listeners.size;
+  }
+}
+
+/**
  * A level-triggered signal: a `notify()` made while nobody waits is remembered, so that a wake-up
- * arriving while the worker is busy claiming is not lost.
+ * arriving while the worker is busy claiming is not lost. The poll timeout runs on the injected
+ * clock, so a test moves it by moving the clock.
  */
 export class WakeSignal {
   #pending = false;
-  #waiter: { resolve: () => void; timer: NodeJS.Timeout } | undefined;
+  #waiter: { resolve: () => void; timer: TimerHandle } | undefined;
+
+  constructor(private readonly clock: Clock = systemClock) {}
 
   notify(): void {
     if (this.#waiter) this.#release();
@@ -28,8 +57,8 @@ export class WakeSignal {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      // Not unref'd: a running worker is what keeps a worker process alive.
-      const timer = setTimeout(() => this.#release(), timeoutMs);
+      // Kept alive: a running worker is what keeps a worker process alive.
+      const timer = this.clock.setTimeout(() => this.#release(), timeoutMs);
       this.#waiter = { resolve, timer };
     });
   }
@@ -38,7 +67,7 @@ export class WakeSignal {
     const waiter = this.#waiter;
     this.#waiter = undefined;
     if (!waiter) return;
-    clearTimeout(waiter.timer);
+    this.clock.clearTimeout(waiter.timer);
     waiter.resolve();
   }
 }

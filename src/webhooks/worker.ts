@@ -10,7 +10,7 @@ import { afterAttempt, envelopeBody, signingSecrets } from './delivery-policy.ts
 import { buildDeliveryHeaders, sendWebhook, type SendResult } from './sender.ts';
 import { unixSeconds, signPayload } from './signature.ts';
 import { checkWebhookUrlShape, createGuardedDispatcher } from './ssrf.ts';
-import { listenForDeliveries, WakeSignal, type Listener } from './wake.ts';
+import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } from './wake.ts';
 
 /**
  * The delivery worker (DESIGN §6): claims due deliveries under a lease, sends each with its
@@ -37,7 +37,10 @@ export interface WorkerLog {
 
 export interface DeliveryWorkerOptions {
   store: Pick<Store, 'db' | 'capabilities' | 'pgPool'>;
+  /** Time, and the timers of the poll and of each attempt's timeout. */
   clock: Clock;
+  /** This process's wake-ups (ServiceDeps.wakeups): a commit that enqueued deliveries wakes the worker. */
+  wakeups?: DeliveryWakeups;
   config: Pick<Config, 'webhookRetrySchedule' | 'webhookAllowPrivateTargets' | 'webhookLeaseSeconds'>;
   /** Jitter source in [0, 1); Math.random by default. */
   random?: () => number;
@@ -74,7 +77,8 @@ export class DeliveryWorker {
   readonly #ownsDispatcher: boolean;
   readonly #log: WorkerLog;
   readonly #maxInFlight: number;
-  readonly #signal = new WakeSignal();
+  readonly #signal: WakeSignal;
+  #unsubscribe: (() => void) | undefined;
   readonly #inFlight = new Set<Promise<Outcome>>();
   #loop: Promise<void> | undefined;
   /** The last claim took every free slot: more may be due, so a freed slot should wake the loop. */
@@ -88,6 +92,7 @@ export class DeliveryWorker {
     this.#dispatcher = options.dispatcher ?? createGuardedDispatcher({ allowPrivateTargets: options.config.webhookAllowPrivateTargets });
     this.#log = options.log ?? silent;
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+    this.#signal = new WakeSignal(options.clock);
   }
 
   get state(): WorkerState {
@@ -112,6 +117,7 @@ export class DeliveryWorker {
     if (this.#state !== 'idle') throw new Error(`cannot start a ${this.#state} worker`);
     this.#state = 'running';
     const { store } = this.#options;
+    this.#unsubscribe = this.#options.wakeups?.subscribe(() => this.wake());
     if (store.capabilities.listenNotify && store.pgPool) {
       this.#listener = await listenForDeliveries(store.pgPool, () => this.wake(), this.#log);
     }
@@ -129,6 +135,7 @@ export class DeliveryWorker {
     if (this.#state === 'stopped') return;
     const wasRunning = this.#state === 'running';
     this.#state = 'stopping';
+    this.#unsubscribe?.();
     this.#signal.notify();
     await this.#listener?.close();
     await this.#loop;
@@ -238,6 +245,6 @@ export class DeliveryWorker {
       attempt: delivery.attempt,
       signature: signPayload(body, signingSecrets(endpoint, now), unixSeconds(now)),
     });
-    return sendWebhook({ url: endpoint.url, body, headers, dispatcher: this.#dispatcher, timeoutMs: this.#options.timeoutMs });
+    return sendWebhook({ url: endpoint.url, body, headers, dispatcher: this.#dispatcher, timeoutMs: this.#options.timeoutMs, clock: this.#options.clock });
   }
 }

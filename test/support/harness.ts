@@ -7,7 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { TestClock } from '../../src/domain/clock.ts';
+import { TestClock, type Clock } from '../../src/domain/clock.ts';
+import { createServiceDeps, type ServiceDeps } from '../../src/services/deps.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
 import { migrate, openStore, type Store } from '../../src/store/db.ts';
 import { seedSandboxIssuers } from '../../src/services/trust-registry.ts';
@@ -88,8 +89,16 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   });
 }
 
+/** The app over `store`, with its service dependencies built once, as the composition root does. */
+export async function buildTestApp(store: Store, clock: Clock, config: Config): Promise<{ app: FastifyInstance; services: ServiceDeps }> {
+  const services = createServiceDeps({ db: store.db, clock, config });
+  return { app: await buildApp({ store, services, logger: false }), services };
+}
+
 export interface Harness {
   app: FastifyInstance;
+  /** The app's service dependencies: its unit of work, its wake-ups (a worker subscribes there). */
+  services: ServiceDeps;
   store: Store;
   testStore: TestStore;
   clock: TestClock;
@@ -114,10 +123,11 @@ export async function startHarness(dialect: DialectName, configOverrides: Record
   const clock = new TestClock();
   await seedSandboxIssuers(testStore.store.db, clock);
   const config = testConfig(configOverrides);
-  const app = await buildApp({ store: testStore.store, clock, config, logger: false });
+  const { app, services } = await buildTestApp(testStore.store, clock, config);
   const extra: Array<{ app: FastifyInstance; store: Store }> = [];
   return {
     app,
+    services,
     store: testStore.store,
     testStore,
     clock,
@@ -134,7 +144,7 @@ export async function startHarness(dialect: DialectName, configOverrides: Record
     },
     async secondInstance() {
       const store = await testStore.openAnother();
-      const second = await buildApp({ store, clock, config, logger: false });
+      const { app: second } = await buildTestApp(store, clock, config);
       extra.push({ app: second, store });
       return second;
     },

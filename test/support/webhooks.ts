@@ -1,5 +1,4 @@
 import type { EventEnvelope, EventType } from '../../src/domain/events.ts';
-import { recordEvent } from '../../src/services/events.ts';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/worker.ts';
 import type { Harness, Tenant } from './harness.ts';
 import type { RecordedRequest, WebhookReceiver } from './webhook-receiver.ts';
@@ -31,15 +30,18 @@ export function completedData(sessionId: string) {
   };
 }
 
-/** Records an event as a state change would: in a transaction, through the outbox. */
+/** Records an event as a state change would: through the app's unit of work and its outbox. */
 export async function emitEvent(h: Harness, tenant: Tenant, type: EventType = 'verification.completed', data?: Record<string, unknown>): Promise<EventEnvelope> {
   const source = { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const };
-  return h.store.db.transaction().execute((trx) => recordEvent(trx, h.clock, source, type, data ?? completedData(`sess_${Math.random().toString(36).slice(2)}`)));
+  return h.services.unitOfWork((work) => work.record(source, type, data ?? completedData(`sess_${Math.random().toString(36).slice(2)}`)));
 }
 
-/** A worker over the harness database and clock; jitter fixed at the middle (no jitter). */
+/**
+ * A worker over the harness database and clock, subscribed to the app's wake-ups as the
+ * composition root wires it; jitter fixed at the middle (no jitter).
+ */
 export function workerFor(h: Harness, options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
-  return new DeliveryWorker({ store: h.store, clock: h.clock, config: h.config, random: () => 0.5, ...options });
+  return new DeliveryWorker({ store: h.store, clock: h.clock, config: h.config, wakeups: h.services.wakeups, random: () => 0.5, ...options });
 }
 
 /** Headers exactly as sent, by their sent names. */

@@ -1,0 +1,87 @@
+import type { Clock } from '../domain/clock.ts';
+import type { Environment } from '../domain/environment.ts';
+import type { EventEnvelope, EventType } from '../domain/events.ts';
+import { newId } from '../domain/ids.ts';
+import type { Db } from '../store/db.ts';
+import { insertEvent } from '../store/events.ts';
+import type { NewDelivery } from '../store/webhook-deliveries.ts';
+import { enqueueDeliveries, enqueueFor, notifyWorkers } from '../webhooks/outbox.ts';
+import type { DeliveryWakeups } from '../webhooks/wake.ts';
+
+/** The application an event is about, and its organization. */
+export interface EventSource {
+  appId: string;
+  orgId: string;
+  environment: Environment;
+}
+
+/** What a use case may do inside its unit of work. */
+export interface Work {
+  /** The transaction: every write of the use case goes through it. */
+  readonly db: Db;
+  /**
+   * Records an event in the outbox with one delivery per subscribed endpoint of its application:
+   * it commits with the state change that caused it, or neither does.
+   */
+  record(source: EventSource, type: EventType, data: Record<string, unknown>): Promise<EventEnvelope>;
+  /** Records an event delivered to exactly these endpoints, whatever they subscribe to (a test event). */
+  recordFor(
+    source: EventSource,
+    type: EventType,
+    data: Record<string, unknown>,
+    endpointIds: string[],
+  ): Promise<{ event: EventEnvelope; deliveries: NewDelivery[] }>;
+  /** Existing deliveries became due without a new event (a manual retry, an endpoint enabled again). */
+  deliveriesDue(): void;
+}
+
+/**
+ * Runs one use case: its writes in one transaction, the events it records enqueued in that same
+ * transaction, and the delivery workers woken once it has committed (in this process through
+ * {@link DeliveryWakeups}, in every process through NOTIFY on PostgreSQL). A rollback wakes
+ * nobody. No service wakes a worker by hand: a state change that records an event here cannot
+ * forget to.
+ */
+export type UnitOfWork = <T>(work: (w: Work) => Promise<T>) => Promise<T>;
+
+export function createUnitOfWork(deps: { db: Db; clock: Clock; wakeups: DeliveryWakeups }): UnitOfWork {
+  const { clock } = deps;
+  const envelope = (source: EventSource, type: EventType, data: Record<string, unknown>): EventEnvelope => ({
+    id: newId('event', clock),
+    event: type,
+    createdAt: clock.now().toISOString(),
+    appId: source.appId,
+    environment: source.environment,
+    data,
+  });
+
+  return async function unitOfWork<T>(work: (w: Work) => Promise<T>): Promise<T> {
+    let due = false;
+    const result = await deps.db.transaction().execute(async (trx) => {
+      const w: Work = {
+        db: trx,
+        async record(source, type, data) {
+          const event = envelope(source, type, data);
+          await insertEvent(trx, event, source.orgId);
+          if ((await enqueueDeliveries(trx, event, clock)).length > 0) due = true;
+          return event;
+        },
+        async recordFor(source, type, data, endpointIds) {
+          const event = envelope(source, type, data);
+          await insertEvent(trx, event, source.orgId);
+          const deliveries = await enqueueFor(trx, event, endpointIds, clock);
+          if (deliveries.length > 0) due = true;
+          return { event, deliveries };
+        },
+        deliveriesDue() {
+          due = true;
+        },
+      };
+      const value = await work(w);
+      if (due) await notifyWorkers(trx);
+      return value;
+    });
+    if (due) deps.wakeups.notify();
+    return result;
+  };
+}
