@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { EVENT_TYPES, type EventType } from '../src/domain/events.ts';
+import { expireDueSessions } from '../src/services/expiry.ts';
+import type { Store } from '../src/store/db.ts';
+import type { DeliveryWorker } from '../src/webhooks/worker.ts';
+import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
+import { buildPresentation, consent, createSession, submit } from './support/sessions.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
+import { createEndpoint, within, workerFor } from './support/webhooks.ts';
+
+/**
+ * Every use case that records an event, or makes deliveries due again, wakes the delivery workers
+ * through the unit of work. The workers here poll once an hour on a clock that never gets there:
+ * a delivery arrives only if a wake-up reached the worker. Removing the wake-up (in-process) or
+ * the NOTIFY (PostgreSQL, other processes) makes these tests time out.
+ */
+const HOUR_MS = 3_600_000;
+
+/** Waits for a condition on real state (the worker's records), bounded; time itself never passes here. */
+async function waitUntil(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const poll = async () => {
+    while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
+  };
+  await within(5_000, poll(), what);
+}
+
+forEachDialect('unit of work wakes the delivery workers', (dialect) => {
+  let h: Harness;
+  let receiver: WebhookReceiver;
+  let other: Store | undefined;
+
+  before(async () => {
+    h = await startHarness(dialect, { WEBHOOK_RETRY_SCHEDULE: '10' });
+    receiver = await startWebhookReceiver();
+    if (dialect === 'postgres') other = await h.testStore.openAnother();
+  });
+  after(async () => {
+    await receiver.close();
+    await other?.close();
+    await h.close();
+  });
+
+  /** In-process: a worker subscribed to this process's wake-ups, with LISTEN turned off. */
+  const inProcess = () =>
+    workerFor(h, { pollIntervalMs: HOUR_MS, store: { db: h.store.db, capabilities: { ...h.store.capabilities, listenNotify: false } } });
+  /** Another process: a worker on its own pool that hears only PostgreSQL's NOTIFY. */
+  const viaNotify = () => workerFor(h, { pollIntervalMs: HOUR_MS, store: other!, wakeups: undefined });
+
+  const channels: Array<[string, () => DeliveryWorker]> = [['in-process wake-up', inProcess]];
+  if (dialect === 'postgres') channels.push(['NOTIFY to another process', viaNotify]);
+
+  for (const [channel, makeWorker] of channels) {
+    describe(channel, () => {
+      let worker: DeliveryWorker;
+      let tenant: Tenant;
+      let endpointId: string;
+
+      before(async () => {
+        tenant = await h.bootstrap('sandbox');
+        endpointId = (await createEndpoint(h, tenant, receiver.url, [...EVENT_TYPES])).id;
+        worker = makeWorker();
+        // Started with nothing due: the loop's first claim finds nothing, then waits on its poll.
+        await worker.start();
+      });
+      after(() => worker.stop());
+
+      /** Runs `action` and waits for the delivery of an event of `type` it must cause. */
+      async function delivered(type: EventType, action: () => Promise<unknown>): Promise<void> {
+        const before = receiver.requests.length;
+        await action();
+        const requests = await within(5_000, receiver.waitForRequests(before + 1), `the ${type} delivery (${channel})`);
+        assert.equal(requests[before].headers['x-service-event'], type);
+        // The attempt is recorded before the test moves on: moving the clock while a send is in
+        // flight would run out its timeout, which lives on the same clock.
+        await waitUntil(async () => {
+          const sending = await h.store.db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'sending').execute();
+          return sending.length === 0;
+        }, 'every attempt to be recorded');
+      }
+
+      test('consent.approved', async () => {
+        const session = await createSession(h, tenant);
+        await delivered('consent.approved', () => consent(h, session, 'approved'));
+      });
+
+      test('consent.declined', async () => {
+        const session = await createSession(h, tenant);
+        await delivered('consent.declined', () => consent(h, session, 'declined'));
+      });
+
+      test('verification.completed', async () => {
+        const session = await createSession(h, tenant);
+        await delivered('consent.approved', () => consent(h, session));
+        const presentation = await buildPresentation(h, 'sd-jwt-vc', { nonce: session.challengeNonce });
+        await delivered('verification.completed', () => submit(h, session, 'sd-jwt-vc', presentation));
+      });
+
+      test('verification.cancelled', async () => {
+        const session = await createSession(h, tenant);
+        await delivered('verification.cancelled', async () => {
+          const res = await h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${session.sessionId}/cancel`, headers: tenant.auth });
+          assert.equal(res.statusCode, 200);
+        });
+      });
+
+      test('verification.expired (the sweeper)', async () => {
+        await createSession(h, tenant, { expiresInSeconds: 30 });
+        h.clock.advance(31_000);
+        await delivered('verification.expired', () => expireDueSessions(h.services));
+      });
+
+      test('webhook.test', async () => {
+        await delivered('webhook.test', async () => {
+          const res = await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/test`, headers: tenant.auth });
+          assert.equal(res.statusCode, 201);
+        });
+      });
+
+      test('a manual retry of a delivery', async () => {
+        receiver.respondWith({ status: 500 });
+        let deliveryId = '';
+        await delivered('webhook.test', async () => {
+          deliveryId = (await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/test`, headers: tenant.auth })).json().data.id;
+        });
+        await waitForStatus(deliveryId, 'pending');
+        await delivered('webhook.test', async () => {
+          const res = await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/deliveries/${deliveryId}/retry`, headers: tenant.auth });
+          assert.equal(res.statusCode, 200, res.body);
+        });
+      });
+
+      test('an endpoint enabled again releases its held deliveries', async () => {
+        const patch = (enabled: boolean) =>
+          h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${endpointId}`, headers: tenant.auth, payload: { enabled } });
+        receiver.respondWith({ status: 500 });
+        let deliveryId = '';
+        await delivered('webhook.test', async () => {
+          deliveryId = (await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/test`, headers: tenant.auth })).json().data.id;
+        });
+        await waitForStatus(deliveryId, 'pending');
+        assert.equal((await patch(false)).statusCode, 200);
+        // The retry comes due while the endpoint is disabled: held, not sent.
+        h.clock.advance(11_000);
+        await delivered('webhook.test', () => patch(true));
+      });
+
+      /** The worker records an attempt after the receiver answered: wait for that record, not for time. */
+      async function waitForStatus(deliveryId: string, status: string): Promise<void> {
+        await waitUntil(async () => {
+          const row = await h.store.db.selectFrom('webhook_deliveries').select('status').where('id', '=', deliveryId).executeTakeFirst();
+          return row?.status === status;
+        }, `delivery ${deliveryId} to become ${status}`);
+      }
+    });
+  }
+});
+
+describe('unit of work', () => {
+  test('covers every event type', () => {
+    // A new event type must get a wake-up test above.
+    assert.deepEqual([...EVENT_TYPES].sort(), ['consent.approved', 'consent.declined', 'verification.cancelled', 'verification.completed', 'verification.expired', 'webhook.test']);
+  });
+});
