@@ -72,6 +72,14 @@ module.exports = {
       to: { path: '^src/(services|routes|http)/' },
     },
     {
+      name: 'outbox-through-unit-of-work',
+      severity: 'error',
+      comment:
+        'Events are recorded and workers woken by the unit of work only (services/unit-of-work.ts): a use case that wrote the outbox itself could forget the wake-up.',
+      from: { path: '^src/(services|routes|http|proofs|cli)/', pathNot: '^src/services/unit-of-work\\.ts$' },
+      to: { path: '^src/webhooks/outbox\\.ts$' },
+    },
+    {
       name: 'http-not-routes',
       severity: 'error',
       comment: 'src/http is plumbing the routes use (auth, errors, schemas); it must not import them back.',

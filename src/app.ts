@@ -82,7 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(healthRoutes({ db: store.db }));
+  await app.register(healthRoutes(services));
   await app.register(appRoutes(services));
   await app.register(keyRoutes(services));
   await app.register(sessionRoutes(services));

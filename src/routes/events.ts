@@ -1,11 +1,9 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { EVENT_TYPES } from '../domain/events.ts';
-import { notFound } from '../errors.ts';
 import { principalOf } from '../http/auth.ts';
 import { AUTHENTICATED_ERRORS, BEARER, Environment, envelope, errorResponses, IsoTimestamp, listEnvelope, PageQuery } from '../http/schemas.ts';
-import { applicationForCaller, assertSameEnvironment } from '../services/access.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { findEvent, listEvents } from '../store/events.ts';
+import { eventForCaller, listEventsFor } from '../services/events.ts';
 
 /** Spec 2.4. */
 export const EventEnvelopeSchema = Type.Object({
@@ -32,10 +30,8 @@ export const eventRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => asy
       response: { 200: listEnvelope(EventEnvelopeSchema), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found') },
     },
     handler: async (request) => {
-      const principal = principalOf(request);
       const { appId, event, limit, startingAfter } = request.query;
-      if (appId) await applicationForCaller(deps.db, principal, appId, { param: 'appId' });
-      const page = await listEvents(deps.db, { orgId: principal.orgId, environment: principal.environment, appId, type: event }, { limit: limit ?? 20, startingAfter });
+      const page = await listEventsFor(deps, principalOf(request), { appId, type: event }, { limit: limit ?? 20, startingAfter });
       return { success: true as const, data: page.items, pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor } };
     },
   });
@@ -49,11 +45,7 @@ export const eventRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => asy
       response: { 200: envelope(EventEnvelopeSchema), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found') },
     },
     handler: async (request) => {
-      const principal = principalOf(request);
-      const event = await findEvent(deps.db, principal.orgId, request.params.eventId);
-      if (!event) throw notFound('event', 'eventId');
-      assertSameEnvironment(principal, event.environment);
-      return { success: true as const, data: event };
+      return { success: true as const, data: await eventForCaller(deps, principalOf(request), request.params.eventId) };
     },
   });
 };

@@ -1,12 +1,12 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { sql } from 'kysely';
 import { ApiError } from '../errors.ts';
 import { errorResponses } from '../http/schemas.ts';
-import type { Db } from '../store/db.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { checkDatabase } from '../services/health.ts';
 
 const tags = ['Health'];
 
-export const healthRoutes = (deps: { db: Db }): FastifyPluginAsyncTypebox => async (app) => {
+export const healthRoutes = (deps: Pick<ServiceDeps, 'db'>): FastifyPluginAsyncTypebox => async (app) => {
   app.get('/healthz', {
     schema: { tags, summary: 'Liveness: the process answers', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
     handler: async () => ({ status: 'ok' as const }),
@@ -20,7 +20,7 @@ export const healthRoutes = (deps: { db: Db }): FastifyPluginAsyncTypebox => asy
     },
     handler: async (request) => {
       try {
-        await sql`select 1`.execute(deps.db);
+        await checkDatabase(deps);
       } catch (err) {
         request.log.warn({ err }, 'readiness check failed');
         throw new ApiError('service_unavailable', 'The database is not reachable.');
