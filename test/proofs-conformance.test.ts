@@ -86,7 +86,7 @@ type Fault =
   | 'madeAnHourAhead';
 
 /** Each fault: one change to the valid presentation, the context or the registry. */
-const FAULTS: Record<Fault, { title: string; check(format: CredentialFormat, f: Fixtures, p: Presentations): Promise<PresentationCheck> }> = {
+const FAULTS: Record<Fault, { title: string; check: (format: CredentialFormat, f: Fixtures, p: Presentations) => Promise<PresentationCheck> }> = {
   otherNonce: {
     title: 'verified with another nonce',
     check: (format, f, p) => f.liveEnabled[format].verify(p.valid, context({ nonce: 'nonce_conformance-2' }), registryOf(ISSUERS)),

@@ -71,7 +71,13 @@ function parseQr(qr: string): { sessionId: string; nonce: string } {
   return { sessionId, nonce };
 }
 
-async function call(method: string, url: string, body?: unknown): Promise<{ status: number; json: any }> {
+/** An answer of the service: the usual envelope, read loosely (the simulator reports what it got). */
+interface ApiReply {
+  status: number;
+  json: { data?: Record<string, unknown>; error?: { code?: string; message?: string; reason?: string } } | null;
+}
+
+async function call(method: string, url: string, body?: unknown): Promise<ApiReply> {
   let response: Response;
   try {
     response = await fetch(url, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -80,7 +86,7 @@ async function call(method: string, url: string, body?: unknown): Promise<{ stat
   }
   const text = await response.text();
   try {
-    return { status: response.status, json: JSON.parse(text) };
+    return { status: response.status, json: JSON.parse(text) as ApiReply['json'] };
   } catch {
     throw new Error(`${method} ${url} answered ${response.status} with a body that is not JSON`);
   }
@@ -111,11 +117,11 @@ export const walletPresent: Command = {
       else ctx.stdout(`${sessionId}: ${outcome.status}, ${outcome.verified ? 'verified' : `not verified${outcome.failureReason ? ` (${outcome.failureReason})` : ''}`}`);
       return outcome.verified ? 0 : 1;
     };
-    const fail = (what: string, res: { status: number; json: any }) => new Error(`${what}: HTTP ${res.status} ${res.json?.error?.code ?? ''} ${res.json?.error?.message ?? ''}`.trim());
+    const fail = (what: string, res: ApiReply) => new Error(`${what}: HTTP ${res.status} ${res.json?.error?.code ?? ''} ${res.json?.error?.message ?? ''}`.trim());
 
     const request = await call('GET', `${session}/request?nonce=${encodeURIComponent(nonce)}`);
     if (request.status !== 200) throw fail('reading the request', request);
-    const { audience, requiredClaims } = request.json.data as { audience: string; requiredClaims: ClaimName[] };
+    const { audience, requiredClaims } = request.json?.data as { audience: string; requiredClaims: ClaimName[] };
 
     const consent = await call('POST', `${session}/consent`, { nonce, decision: values.decline ? 'declined' : 'approved' });
     if (consent.status !== 200) throw fail('recording consent', consent);
@@ -124,10 +130,11 @@ export const walletPresent: Command = {
     const boundNonce = values['wrong-nonce'] ? `nonce_${randomBytes(32).toString('base64url')}` : nonce;
     const body = await buildBody(values, ctx, { nonce: boundNonce, audience, disclose: requiredClaims });
     const answer = await call('POST', `${session}/presentation`, { nonce, ...body });
-    if (answer.status === 200) return report(answer.json.data);
+    if (answer.status === 200) return report(answer.json?.data as { status: string; verified: boolean; failureReason: string | null });
     if (answer.status === 400 && answer.json?.error?.code === 'presentation_rejected') {
       const state = await call('GET', `${session}/request?nonce=${encodeURIComponent(nonce)}`);
-      return report({ status: state.status === 200 ? state.json.data.status : 'unknown', verified: false, failureReason: answer.json.error.reason });
+      const status = state.status === 200 ? String(state.json?.data?.status) : 'unknown';
+      return report({ status, verified: false, failureReason: answer.json.error.reason ?? null });
     }
     throw fail('presenting', answer);
   },

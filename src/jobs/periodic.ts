@@ -36,13 +36,10 @@ export class PeriodicJob {
     if (this.#stopped) return;
     // A pending job does not keep the process alive: the server or the worker does.
     this.#timer = this.clock.setTimeout(
-      async () => {
-        try {
-          await this.runOnce();
-        } catch (err) {
-          this.onError(err);
-        }
-        this.#schedule();
+      () => {
+        this.runOnce()
+          .catch((err: unknown) => this.onError(err))
+          .finally(() => this.#schedule());
       },
       this.intervalMs,
       { keepAlive: false },

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, isEventType, type EventEnvelope, type EventType } from '../domain/events.ts';
+import { EVENT_TYPES, isEventType, type EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { ApiError, invalidRequest, notFound } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';

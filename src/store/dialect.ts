@@ -16,6 +16,7 @@ export const SQLITE: DialectCapabilities = { name: 'sqlite', skipLocked: false, 
 export const POSTGRES: DialectCapabilities = { name: 'postgres', skipLocked: true, listenNotify: true };
 
 /** Capabilities of an open Kysely instance (migrations receive only the instance). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: migrations see an untyped instance
 export function capabilitiesOf(db: Kysely<any>): DialectCapabilities {
   return db.getExecutor().adapter instanceof PostgresAdapter ? POSTGRES : SQLITE;
 }
@@ -24,6 +25,7 @@ export function capabilitiesOf(db: Kysely<any>): DialectCapabilities {
  * Text type for ids and other keys that are ordered: PostgreSQL compares with the database's
  * locale unless told otherwise, so ids use the byte order ("C") there, as SQLite does by default.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, as above
 export function keyTextType(db: Kysely<any>): 'text' | RawBuilder<unknown> {
   return capabilitiesOf(db).name === 'postgres' ? sql`text collate "C"` : 'text';
 }

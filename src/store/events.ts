@@ -11,7 +11,7 @@ function toEnvelope(row: EventsTable): EventEnvelope {
     createdAt: row.created_at,
     appId: row.app_id,
     environment: row.environment,
-    data: JSON.parse(row.data),
+    data: JSON.parse(row.data) as Record<string, unknown>,
   };
 }
 

@@ -39,7 +39,8 @@ export async function applicationMetrics(db: Db, appId: string, now: Date): Prom
     const n = Number(row.n);
     sessions.total += n;
     if (Number(row.lapsed) === 1) sessions.expired += n;
-    else if (row.status === 'completed') Number(row.verified) === 1 ? (sessions.verified += n) : (sessions.notVerified += n);
+    else if (row.status === 'completed' && Number(row.verified) === 1) sessions.verified += n;
+    else if (row.status === 'completed') sessions.notVerified += n;
     else sessions[row.status] += n;
   }
   return { sessions };

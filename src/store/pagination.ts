@@ -18,6 +18,8 @@ export async function fetchPage<DB, TB extends keyof DB, Row extends { id: strin
   page: PageRequest,
   map: (row: Row) => T,
 ): Promise<Page<T>> {
+  // The id column is named at run time: the builder is widened to accept it.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let q = query as SelectQueryBuilder<any, any, Row>;
   if (page.startingAfter) q = q.where(idColumn, '<', page.startingAfter);
   const rows = await q.orderBy(idColumn, 'desc').limit(page.limit + 1).execute();

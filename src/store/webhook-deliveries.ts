@@ -152,7 +152,7 @@ export async function claimDueDeliveries(
         createdAt: row.event_created_at,
         appId: row.app_id,
         environment: row.environment,
-        data: JSON.parse(row.data),
+        data: JSON.parse(row.data) as Record<string, unknown>,
       },
       endpoint: {
         id: row.endpoint_id,

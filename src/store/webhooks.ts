@@ -33,7 +33,7 @@ export function toEndpoint(row: WebhookEndpointsTable): WebhookEndpoint {
     environment: row.environment,
     url: row.url,
     description: row.description,
-    events: JSON.parse(row.events),
+    events: JSON.parse(row.events) as EventType[],
     enabled: row.enabled === 1,
     disabledReason: row.disabled_reason,
     secret: row.secret,

@@ -130,7 +130,7 @@ export async function listenForDeliveries(pool: pg.Pool, onNotify: () => void, l
     failures++;
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
-      connect().then(onNotify, (err) => {
+      connect().then(onNotify, (err: unknown) => {
         log?.warn({ err }, 'webhook wake-up listener could not reconnect');
         scheduleReconnect();
       });
@@ -138,7 +138,7 @@ export async function listenForDeliveries(pool: pg.Pool, onNotify: () => void, l
     retryTimer.unref();
   };
 
-  await connect().catch((err) => {
+  await connect().catch((err: unknown) => {
     log?.warn({ err }, 'webhook wake-up listener could not connect; polling until it can');
     scheduleReconnect();
   });

@@ -11,7 +11,7 @@ function encodeDisclosure(item: unknown[]): string {
 function alterDisclosure(encoded: string): string | undefined {
   const item = decodeJsonSegment(encoded);
   if (!Array.isArray(item) || item.length !== 3) return undefined;
-  const [salt, name, value] = item;
+  const [salt, name, value] = item as [unknown, unknown, unknown];
   return encodeDisclosure([salt, name, typeof value === 'boolean' ? !value : `${String(value)}-tampered`]);
 }
 
