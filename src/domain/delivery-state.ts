@@ -27,5 +27,14 @@ export function deliveryStatusesLeadingTo(to: DeliveryStatus): DeliveryStatus[] 
   return DELIVERY_STATUSES.filter((from) => canDeliveryTransition(from, to));
 }
 
+/** A worker may claim a delivery in these states (a `sending` one only once its lease has run out). */
+export const CLAIMABLE: readonly DeliveryStatus[] = deliveryStatusesLeadingTo('sending');
+
+/**
+ * A manual retry may move a delivery back to `pending` from these states: every state that leads
+ * there except `sending`, whose attempt in flight decides what follows.
+ */
+export const REQUEUEABLE: readonly DeliveryStatus[] = deliveryStatusesLeadingTo('pending').filter((s) => s !== 'sending');
+
 /** The outcome of one attempt, as the worker records it. */
 export type AttemptOutcome = { status: 'pending'; dueAt: string } | { status: 'succeeded' } | { status: 'failed' };

@@ -3,7 +3,7 @@ import type { Db } from './db.ts';
 import { capabilitiesOf } from './dialect.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable } from './schema.ts';
-import type { DeliveryStatus } from '../domain/delivery-state.ts';
+import { canDeliveryTransition, CLAIMABLE, REQUEUEABLE, type AttemptOutcome, type DeliveryStatus } from '../domain/delivery-state.ts';
 
 /**
  * Deliveries (one event to one endpoint) and their attempt log. A delivery is `pending` until its
@@ -93,7 +93,7 @@ export async function claimDueDeliveries(
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .select('d.id')
-      .where('d.status', 'in', ['pending', 'sending'])
+      .where('d.status', 'in', CLAIMABLE)
       .where('d.due_at', '<=', claim.now)
       .where('e.enabled', '=', 1);
   // A read first: an idle worker polling must not take SQLite's write lock every second.
@@ -169,7 +169,7 @@ export interface AttemptRecord {
   workerId: string;
   attempt: DeliveryAttempt;
   /** What the delivery becomes. */
-  next: { status: 'pending'; dueAt: string } | { status: 'succeeded' } | { status: 'failed' };
+  next: AttemptOutcome;
   /** A 410: the endpoint is disabled in the same transaction. */
   disableEndpoint?: { endpointId: string };
 }
@@ -180,8 +180,9 @@ export interface AttemptRecord {
  *   endpoint was deleted): nothing is written.
  */
 export async function recordAttempt(db: Db, deliveryId: string, token: string, record: AttemptRecord, now: string): Promise<boolean> {
+  const next = record.next;
+  if (!canDeliveryTransition('sending', next.status)) throw new Error(`a delivery cannot move from sending to ${next.status}`);
   return db.transaction().execute(async (trx) => {
-    const next = record.next;
     const updated = await trx
       .updateTable('webhook_deliveries')
       .set({
@@ -233,7 +234,7 @@ export async function requeueDelivery(db: Db, id: string, now: string): Promise<
     .updateTable('webhook_deliveries')
     .set({ status: 'pending', due_at: now, lease_token: null, updated_at: now })
     .where('id', '=', id)
-    .where('status', '!=', 'sending')
+    .where('status', 'in', REQUEUEABLE)
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) > 0;
 }
