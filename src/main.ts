@@ -37,7 +37,9 @@ async function main(): Promise<void> {
     : [];
   // API processes only write the outbox; the worker role and `all` deliver webhooks. A commit in
   // this process wakes the worker through services.wakeups, other processes' through NOTIFY.
-  const worker = runsJobs ? new DeliveryWorker({ store, clock, config, wakeups: services.wakeups, log: app.log }) : undefined;
+  const worker = runsJobs
+    ? new DeliveryWorker({ store, clock, config, wakeups: services.wakeups, log: app.log })
+    : undefined;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -61,7 +63,10 @@ async function main(): Promise<void> {
     return;
   }
   await app.listen({ port: config.port, host: config.host });
-  app.log.info({ baseUrl: config.baseUrl, database, role: config.role, jobs: jobs.map((j) => j.name) }, 'Matricula is listening');
+  app.log.info(
+    { baseUrl: config.baseUrl, database, role: config.role, jobs: jobs.map((j) => j.name) },
+    'Matricula is listening',
+  );
 }
 
 main().catch((err) => {

@@ -9,7 +9,12 @@ import { GROTH16_ARTIFACTS, releaseSnarkjsCurve } from '../src/proofs/groth16/in
 import { qualify, withActiveStudent } from '../src/proofs/qualify.ts';
 import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
 import type { PresentationCheck, PresentationContext, RejectionReason, SandboxStudent } from '../src/proofs/types.ts';
-import { CREDENTIAL_FORMATS, type CredentialFormat, type TrustedIssuer, type TrustRegistry } from '../src/domain/credentials.ts';
+import {
+  CREDENTIAL_FORMATS,
+  type CredentialFormat,
+  type TrustedIssuer,
+  type TrustRegistry,
+} from '../src/domain/credentials.ts';
 
 /**
  * One conformance suite over every credential format: the same promises, checked the same way.
@@ -25,7 +30,13 @@ function registryOf(issuers: TrustedIssuer[]): TrustRegistry {
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 const HOUR_MS = 60 * 60 * 1000;
-const STUDENT: SandboxStudent = { university: STATE.domain, active: true, academicLevel: 'postgraduate', validUntil: '2027-06-30T00:00:00.000Z', holderSeed: 'conformance-student' };
+const STUDENT: SandboxStudent = {
+  university: STATE.domain,
+  active: true,
+  academicLevel: 'postgraduate',
+  validUntil: '2027-06-30T00:00:00.000Z',
+  holderSeed: 'conformance-student',
+};
 const CLAIMS = ['is_active_student', 'university_domain', 'academic_level', 'valid_until'] as const;
 const context = (over: Partial<PresentationContext> = {}): PresentationContext => ({
   nonce: 'nonce_conformance-1',
@@ -86,22 +97,36 @@ type Fault =
   | 'madeAnHourAhead';
 
 /** Each fault: one change to the valid presentation, the context or the registry. */
-const FAULTS: Record<Fault, { title: string; check: (format: CredentialFormat, f: Fixtures, p: Presentations) => Promise<PresentationCheck> }> = {
+const FAULTS: Record<
+  Fault,
+  { title: string; check: (format: CredentialFormat, f: Fixtures, p: Presentations) => Promise<PresentationCheck> }
+> = {
   otherNonce: {
     title: 'verified with another nonce',
-    check: (format, f, p) => f.liveEnabled[format].verify(p.valid, context({ nonce: 'nonce_conformance-2' }), registryOf(ISSUERS)),
+    check: (format, f, p) =>
+      f.liveEnabled[format].verify(p.valid, context({ nonce: 'nonce_conformance-2' }), registryOf(ISSUERS)),
   },
   otherAudience: {
     title: 'verified for another audience',
-    check: (format, f, p) => f.liveEnabled[format].verify(p.valid, context({ audience: 'https://other.example' }), registryOf(ISSUERS)),
+    check: (format, f, p) =>
+      f.liveEnabled[format].verify(p.valid, context({ audience: 'https://other.example' }), registryOf(ISSUERS)),
   },
   tamperedValue: {
     title: 'a disclosed value changed',
-    check: (format, f, p) => f.liveEnabled[format].verify(BUILDERS[format].tamper(p.valid), context(), registryOf(ISSUERS)),
+    check: (format, f, p) =>
+      f.liveEnabled[format].verify(BUILDERS[format].tamper(p.valid), context(), registryOf(ISSUERS)),
   },
   otherIssuersKey: {
     title: "the registry holds another issuer's key for the issuer",
-    check: (format, f, p) => f.liveEnabled[format].verify(p.valid, context(), registryOf([{ ...STATE, keys: PRUEBAS.keys }, { ...PRUEBAS, domain: 'unrelated.example' }])),
+    check: (format, f, p) =>
+      f.liveEnabled[format].verify(
+        p.valid,
+        context(),
+        registryOf([
+          { ...STATE, keys: PRUEBAS.keys },
+          { ...PRUEBAS, domain: 'unrelated.example' },
+        ]),
+      ),
   },
   issuerNotInRegistry: {
     title: 'the issuer is not in the registry',
@@ -109,7 +134,8 @@ const FAULTS: Record<Fault, { title: string; check: (format: CredentialFormat, f
   },
   sandboxIssuerInLive: {
     title: 'a sandbox issuer presented to a live session',
-    check: (format, f, p) => f.liveEnabled[format].verify(p.valid, context({ environment: 'live' }), registryOf(ISSUERS)),
+    check: (format, f, p) =>
+      f.liveEnabled[format].verify(p.valid, context({ environment: 'live' }), registryOf(ISSUERS)),
   },
   liveWithoutGroth16Key: {
     title: 'a live session on an installation without a live groth16 key',
@@ -117,11 +143,13 @@ const FAULTS: Record<Fault, { title: string; check: (format: CredentialFormat, f
   },
   madeAnHourAgo: {
     title: 'verified an hour after it was made',
-    check: (format, f, p) => f.liveEnabled[format].verify(p.valid, context({ now: new Date(NOW.getTime() + HOUR_MS) }), registryOf(ISSUERS)),
+    check: (format, f, p) =>
+      f.liveEnabled[format].verify(p.valid, context({ now: new Date(NOW.getTime() + HOUR_MS) }), registryOf(ISSUERS)),
   },
   madeAnHourAhead: {
     title: 'verified an hour before the time it claims',
-    check: (format, f, p) => f.liveEnabled[format].verify(p.valid, context({ now: new Date(NOW.getTime() - HOUR_MS) }), registryOf(ISSUERS)),
+    check: (format, f, p) =>
+      f.liveEnabled[format].verify(p.valid, context({ now: new Date(NOW.getTime() - HOUR_MS) }), registryOf(ISSUERS)),
   },
 };
 
@@ -130,8 +158,14 @@ function writeCeremonyVerificationKey(dir: string): string {
   const vk = JSON.parse(readFileSync(GROTH16_ARTIFACTS.verificationKey, 'utf8'));
   const [[x0, x1], [y0, y1]] = (vk.vk_delta_2 as string[][]).map((c) => c.map(BigInt));
   const { Fp2 } = bn254.fields;
-  const delta = bn254.G2.ProjectivePoint.fromAffine({ x: Fp2.fromBigTuple([x0, x1]), y: Fp2.fromBigTuple([y0, y1]) }).double().toAffine();
-  vk.vk_delta_2 = [[delta.x.c0, delta.x.c1], [delta.y.c0, delta.y.c1], [1n, 0n]].map((c) => c.map(String));
+  const delta = bn254.G2.ProjectivePoint.fromAffine({ x: Fp2.fromBigTuple([x0, x1]), y: Fp2.fromBigTuple([y0, y1]) })
+    .double()
+    .toAffine();
+  vk.vk_delta_2 = [
+    [delta.x.c0, delta.x.c1],
+    [delta.y.c0, delta.y.c1],
+    [1n, 0n],
+  ].map((c) => c.map(String));
   const path = join(dir, 'live-verification-key.json');
   writeFileSync(path, JSON.stringify(vk));
   return path;
@@ -147,7 +181,10 @@ function deepFreeze<T>(value: T): T {
 }
 
 const keyDir = mkdtempSync(join(tmpdir(), 'matricula-conformance-'));
-const fixtures: Fixtures = { liveEnabled: createVerifiers({ groth16LiveVerificationKeyPath: writeCeremonyVerificationKey(keyDir) }), defaults: createVerifiers() };
+const fixtures: Fixtures = {
+  liveEnabled: createVerifiers({ groth16LiveVerificationKeyPath: writeCeremonyVerificationKey(keyDir) }),
+  defaults: createVerifiers(),
+};
 after(async () => {
   await releaseSnarkjsCurve();
   rmSync(keyDir, { recursive: true, force: true });
@@ -155,7 +192,8 @@ after(async () => {
 
 test('the table names a reason for every fault and every format', () => {
   assert.deepEqual(Object.keys(EXPECTED).sort(), Object.keys(FAULTS).sort());
-  for (const [fault, reasons] of Object.entries(EXPECTED)) assert.deepEqual(Object.keys(reasons).sort(), [...CREDENTIAL_FORMATS].sort(), fault);
+  for (const [fault, reasons] of Object.entries(EXPECTED))
+    assert.deepEqual(Object.keys(reasons).sort(), [...CREDENTIAL_FORMATS].sort(), fault);
 });
 
 for (const format of CREDENTIAL_FORMATS) {
@@ -164,7 +202,10 @@ for (const format of CREDENTIAL_FORMATS) {
     const verifier = fixtures.liveEnabled[format];
     const present = (student: Partial<SandboxStudent> = {}) => {
       const ctx = context();
-      return builder.present({ ...STUDENT, ...student }, { nonce: ctx.nonce, audience: ctx.audience, now: ctx.now, disclose: ctx.requiredClaims });
+      return builder.present(
+        { ...STUDENT, ...student },
+        { nonce: ctx.nonce, audience: ctx.audience, now: ctx.now, disclose: ctx.requiredClaims },
+      );
     };
     // Built once (a groth16 proof takes seconds), one after another (snarkjs proves one at a time).
     let presentations: Presentations;
@@ -184,7 +225,11 @@ for (const format of CREDENTIAL_FORMATS) {
       assert.equal(check.presentation.issuer.domain, STATE.domain);
       assert.equal(check.presentation.claims.is_active_student, true);
       assert.deepEqual(qualify(check.presentation, context().requiredClaims, NOW), { verified: true });
-      assert.equal(outcome(await fixtures.defaults[format].verify(presentations.valid, context(), registryOf(ISSUERS))), 'verified', 'sandbox does not need a live key');
+      assert.equal(
+        outcome(await fixtures.defaults[format].verify(presentations.valid, context(), registryOf(ISSUERS))),
+        'verified',
+        'sandbox does not need a live key',
+      );
     });
 
     for (const [fault, { title, check }] of Object.entries(FAULTS) as Array<[Fault, (typeof FAULTS)[Fault]]>) {
@@ -199,7 +244,11 @@ for (const format of CREDENTIAL_FORMATS) {
     test('expired and inactive credentials verify but do not qualify', async () => {
       const inactive = await verifier.verify(presentations.inactive, context(), registryOf(ISSUERS));
       assert.ok(inactive.ok, JSON.stringify(inactive));
-      assert.deepEqual(qualify(inactive.presentation, context().requiredClaims, NOW), { verified: false, failureReason: 'student_inactive', message: 'The credential does not show an active student.' });
+      assert.deepEqual(qualify(inactive.presentation, context().requiredClaims, NOW), {
+        verified: false,
+        failureReason: 'student_inactive',
+        message: 'The credential does not show an active student.',
+      });
       const expired = await verifier.verify(presentations.expired, context(), registryOf(ISSUERS));
       assert.ok(expired.ok, JSON.stringify(expired));
       const judged = qualify(expired.presentation, context().requiredClaims, NOW);

@@ -57,27 +57,81 @@ async function call(h: Harness, request: OperationRequest, headers: Headers, exp
 }
 
 /** One resource of each kind for the application `appId`, made through the API. */
-async function createResources(h: Harness, auth: Headers, environment: Environment, appId: string): Promise<ResourceSet> {
-  const key = await call(h, { method: 'POST', url: '/org/v1/keys', payload: { appId, name: 'resource', environment } }, auth, 201);
+async function createResources(
+  h: Harness,
+  auth: Headers,
+  environment: Environment,
+  appId: string,
+): Promise<ResourceSet> {
+  const key = await call(
+    h,
+    { method: 'POST', url: '/org/v1/keys', payload: { appId, name: 'resource', environment } },
+    auth,
+    201,
+  );
   // The longest session: the suite advances the clock, and an expiring session would change under it.
-  const sessionBody = { appId, purpose: 'Security suite', requiredClaims: ['is_active_student'], expiresInSeconds: 900 };
+  const sessionBody = {
+    appId,
+    purpose: 'Security suite',
+    requiredClaims: ['is_active_student'],
+    expiresInSeconds: 900,
+  };
   const session = await call(h, { method: 'POST', url: '/verification/v1/sessions', payload: sessionBody }, auth, 201);
-  const webhook = await call(h, { method: 'POST', url: '/org/v1/webhooks', payload: { appId, url: WEBHOOK_URL, events: ['verification.completed'] } }, auth, 201);
+  const webhook = await call(
+    h,
+    {
+      method: 'POST',
+      url: '/org/v1/webhooks',
+      payload: { appId, url: WEBHOOK_URL, events: ['verification.completed'] },
+    },
+    auth,
+    201,
+  );
   const delivery = await call(h, { method: 'POST', url: `/org/v1/webhooks/${webhook.id}/test` }, auth, 201);
-  return { environment, appId, keyId: key.id, sessionId: session.sessionId, webhookId: webhook.id, deliveryId: delivery.id, eventId: delivery.eventId };
+  return {
+    environment,
+    appId,
+    keyId: key.id,
+    sessionId: session.sessionId,
+    webhookId: webhook.id,
+    deliveryId: delivery.id,
+    eventId: delivery.eventId,
+  };
 }
 
 async function buildWorld(h: Harness): Promise<World> {
   const sandbox = await h.bootstrap('sandbox');
   // The same organization's live application and key, made as the CLI makes them: a sandbox key may not.
-  const liveApp = await insertNewApplication(h.store.db, { clock: h.clock }, sandbox.orgId, { name: 'Live', environment: 'live' });
+  const liveApp = await insertNewApplication(h.store.db, { clock: h.clock }, sandbox.orgId, {
+    name: 'Live',
+    environment: 'live',
+  });
   const liveAuth = bearer((await issueKey(h.store.db, { clock: h.clock }, liveApp, 'live')).rawSecret);
   const foreign = await h.bootstrap('sandbox');
 
-  const doomed = await call(h, { method: 'POST', url: '/org/v1/keys', payload: { appId: sandbox.appId, name: 'revoked', environment: 'sandbox' } }, sandbox.auth, 201);
+  const doomed = await call(
+    h,
+    { method: 'POST', url: '/org/v1/keys', payload: { appId: sandbox.appId, name: 'revoked', environment: 'sandbox' } },
+    sandbox.auth,
+    201,
+  );
   await call(h, { method: 'DELETE', url: `/org/v1/keys/${doomed.id}` }, sandbox.auth, 200);
-  const archivedApp = await call(h, { method: 'POST', url: '/org/v1/apps', payload: { name: 'Archived' } }, sandbox.auth, 201);
-  const archivedKey = await call(h, { method: 'POST', url: '/org/v1/keys', payload: { appId: archivedApp.id, name: 'archived', environment: 'sandbox' } }, sandbox.auth, 201);
+  const archivedApp = await call(
+    h,
+    { method: 'POST', url: '/org/v1/apps', payload: { name: 'Archived' } },
+    sandbox.auth,
+    201,
+  );
+  const archivedKey = await call(
+    h,
+    {
+      method: 'POST',
+      url: '/org/v1/keys',
+      payload: { appId: archivedApp.id, name: 'archived', environment: 'sandbox' },
+    },
+    sandbox.auth,
+    201,
+  );
   await call(h, { method: 'DELETE', url: `/org/v1/apps/${archivedApp.id}` }, sandbox.auth, 200);
 
   return {
@@ -95,15 +149,24 @@ async function buildWorld(h: Harness): Promise<World> {
 /** Fresh resources of the home organization in `environment`, for requests that may change them. */
 async function freshResources(h: Harness, world: World, environment: Environment): Promise<ResourceSet> {
   const { auth } = world.home[environment];
-  const app = await call(h, { method: 'POST', url: '/org/v1/apps', payload: { name: 'Fresh', environment } }, auth, 201);
+  const app = await call(
+    h,
+    { method: 'POST', url: '/org/v1/apps', payload: { name: 'Fresh', environment } },
+    auth,
+    201,
+  );
   return createResources(h, auth, environment, app.id);
 }
 
 /** Every page of a list. */
 async function listAll(h: Harness, url: string, headers: Headers): Promise<unknown[]> {
   const items: unknown[] = [];
-  for (let cursor: string | null = null; ; ) {
-    const page: LightMyRequestResponse = await h.app.inject({ method: 'GET', url: `${url}${url.includes('?') ? '&' : '?'}limit=100${cursor ? `&startingAfter=${cursor}` : ''}`, headers });
+  for (let cursor: string | null = null; ;) {
+    const page: LightMyRequestResponse = await h.app.inject({
+      method: 'GET',
+      url: `${url}${url.includes('?') ? '&' : '?'}limit=100${cursor ? `&startingAfter=${cursor}` : ''}`,
+      headers,
+    });
     assert.equal(page.statusCode, 200, page.body);
     items.push(...page.json().data);
     cursor = page.json().pagination.nextCursor;
@@ -157,15 +220,25 @@ forEachDialect('security of every route', (dialect) => {
 
   test('every operation declares bearer security, or is one of the known public operations', () => {
     assert.ok(bearerOperations().length >= 20, 'the document lists the bearer operations');
-    const open = operations.filter((op) => !op.bearer).map((op) => op.id).sort();
-    assert.deepEqual(open, Object.keys(PUBLIC_OPERATIONS).sort(), 'a route without `security: BEARER` is public: add it to PUBLIC_OPERATIONS only if it must be');
+    const open = operations
+      .filter((op) => !op.bearer)
+      .map((op) => op.id)
+      .sort();
+    assert.deepEqual(
+      open,
+      Object.keys(PUBLIC_OPERATIONS).sort(),
+      'a route without `security: BEARER` is public: add it to PUBLIC_OPERATIONS only if it must be',
+    );
   });
 
   test('every route the server answers is in the document, or a known page', () => {
     const known = [...operations.map(routePath), ...UNDOCUMENTED_ROUTES];
     for (const route of known) {
       const [method, url] = route.split(' ');
-      assert.ok(h.app.hasRoute({ method: method as 'GET', url }), `${route} is listed but the server does not answer it`);
+      assert.ok(
+        h.app.hasRoute({ method: method as 'GET', url }),
+        `${route} is listed but the server does not answer it`,
+      );
     }
     const served = printedRoutes(h.app);
     const unexplained = served.filter((route) => !known.includes(route));
@@ -201,7 +274,12 @@ forEachDialect('security of every route', (dialect) => {
         if (request.payload) {
           // Authentication runs before validation: no caller without a valid key learns the schema.
           assertError(await send({ ...request, payload: undefined }, {}), 401, 'unauthenticated', 'no key, no body');
-          assertError(await send({ ...request, payload: { unknownField: true } }, world.revoked), 401, 'key_revoked', 'revoked key, invalid body');
+          assertError(
+            await send({ ...request, payload: { unknownField: true } }, world.revoked),
+            401,
+            'key_revoked',
+            'revoked key, invalid body',
+          );
         }
         if (op.method === 'GET') {
           const head = await h.app.inject({ method: 'HEAD', url: request.url });
@@ -231,21 +309,46 @@ forEachDialect('security of every route', (dialect) => {
           assertError(missing, 404, 'not_found', 'ids that exist nowhere');
           const { requestId: _a, ...foreignError } = foreign.json().error;
           const { requestId: _b, ...missingError } = missing.json().error;
-          assert.deepEqual(foreignError, missingError, "another organization's resource reads exactly as one that does not exist");
+          assert.deepEqual(
+            foreignError,
+            missingError,
+            "another organization's resource reads exactly as one that does not exist",
+          );
           // Whatever its environment: the organization is checked first, so nothing is revealed.
-          assertError(await send(requestFor(op, live), world.foreign), 404, 'not_found', "another organization's live resource");
+          assertError(
+            await send(requestFor(op, live), world.foreign),
+            404,
+            'not_found',
+            "another organization's live resource",
+          );
           // A request naming several resources checks each: the owner's webhook does not open another organization's delivery.
           if (pathReferences(op).length > 1) {
             for (const name of pathReferences(op)) {
               const mixed = requestFor(op, withReference(sandbox, name, world.foreignResources));
-              assertError(await send(mixed, world.home.sandbox.auth), 404, 'not_found', `{${name}} of another organization`);
+              assertError(
+                await send(mixed, world.home.sandbox.auth),
+                404,
+                'not_found',
+                `{${name}} of another organization`,
+              );
             }
           }
         }
-        assertError(await send(requestFor(op, sandbox), world.home.live.auth), 403, 'forbidden', 'a live key on sandbox resources');
-        assertError(await send(requestFor(op, live), world.home.sandbox.auth), 403, 'forbidden', 'a sandbox key on live resources');
+        assertError(
+          await send(requestFor(op, sandbox), world.home.live.auth),
+          403,
+          'forbidden',
+          'a live key on sandbox resources',
+        );
+        assertError(
+          await send(requestFor(op, live), world.home.sandbox.auth),
+          403,
+          'forbidden',
+          'a sandbox key on live resources',
+        );
 
-        if (before) assert.deepEqual(await snapshot(h, world, [sandbox, live]), before, 'a refused request changed nothing');
+        if (before)
+          assert.deepEqual(await snapshot(h, world, [sandbox, live]), before, 'a refused request changed nothing');
       });
     }
   });
@@ -262,12 +365,27 @@ forEachDialect('security of every route', (dialect) => {
           const items = await listAll(h, url, headers);
           return ids.filter((id) => JSON.stringify(items).includes(id));
         };
-        assert.ok((await seen(sandbox.resources, sandbox.auth, idsOf(sandbox.resources))).length > 0, 'the owner sees its own resources (else this check proves nothing)');
+        assert.ok(
+          (await seen(sandbox.resources, sandbox.auth, idsOf(sandbox.resources))).length > 0,
+          'the owner sees its own resources (else this check proves nothing)',
+        );
         const everyId = [...idsOf(sandbox.resources), ...idsOf(live.resources)];
-        assert.deepEqual(await seen(sandbox.resources, world.foreign, everyId), [], 'another organization sees none of them');
+        assert.deepEqual(
+          await seen(sandbox.resources, world.foreign, everyId),
+          [],
+          'another organization sees none of them',
+        );
         if (CROSS_ENVIRONMENT_LISTS.has(op.id)) return;
-        assert.deepEqual(await seen(live.resources, live.auth, idsOf(sandbox.resources)), [], 'a live key sees no sandbox resource');
-        assert.deepEqual(await seen(sandbox.resources, sandbox.auth, idsOf(live.resources)), [], 'a sandbox key sees no live resource');
+        assert.deepEqual(
+          await seen(live.resources, live.auth, idsOf(sandbox.resources)),
+          [],
+          'a live key sees no sandbox resource',
+        );
+        assert.deepEqual(
+          await seen(sandbox.resources, sandbox.auth, idsOf(live.resources)),
+          [],
+          'a sandbox key sees no live resource',
+        );
       });
     }
   });
@@ -276,16 +394,27 @@ forEachDialect('security of every route', (dialect) => {
     for (const op of bearerOperations()) {
       await t.test(op.id, async () => {
         const request = requestFor(op, await freshResources(h, world, 'sandbox'));
-        const idempotency: Headers = op.method === 'POST' ? { 'idempotency-key': `security-${randomBytes(6).toString('hex')}` } : {};
+        const idempotency: Headers =
+          op.method === 'POST' ? { 'idempotency-key': `security-${randomBytes(6).toString('hex')}` } : {};
         const owner = world.home.sandbox.auth;
         const res = await send(request, { ...owner, ...idempotency });
-        assert.ok(res.statusCode >= 200 && res.statusCode < 300, `the owner's request is refused, so the refusals above prove nothing: ${res.statusCode} ${res.body}`);
+        assert.ok(
+          res.statusCode >= 200 && res.statusCode < 300,
+          `the owner's request is refused, so the refusals above prove nothing: ${res.statusCode} ${res.body}`,
+        );
         if (op.method !== 'POST') return;
         const replay = await send(request, { ...owner, ...idempotency });
         assert.equal(replay.headers['idempotent-replayed'], 'true', 'the owner gets the replay');
-        for (const [what, headers] of [['another organization', world.foreign], ['the other environment', world.home.live.auth]] as const) {
+        for (const [what, headers] of [
+          ['another organization', world.foreign],
+          ['the other environment', world.home.live.auth],
+        ] as const) {
           const other = await send(request, { ...headers, ...idempotency });
-          assert.equal(other.headers['idempotent-replayed'], undefined, `${what} with the same Idempotency-Key gets no replay of the owner's response`);
+          assert.equal(
+            other.headers['idempotent-replayed'],
+            undefined,
+            `${what} with the same Idempotency-Key gets no replay of the owner's response`,
+          );
         }
       });
     }

@@ -43,7 +43,10 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
 
   /** In-process: a worker subscribed to this process's wake-ups, with LISTEN turned off. */
   const inProcess = () =>
-    workerFor(h, { pollIntervalMs: HOUR_MS, store: { db: h.store.db, capabilities: { ...h.store.capabilities, listenNotify: false } } });
+    workerFor(h, {
+      pollIntervalMs: HOUR_MS,
+      store: { db: h.store.db, capabilities: { ...h.store.capabilities, listenNotify: false } },
+    });
   /** Another process: a worker on its own pool that hears only PostgreSQL's NOTIFY. */
   const viaNotify = () => workerFor(h, { pollIntervalMs: HOUR_MS, store: other!, wakeups: undefined });
 
@@ -74,7 +77,11 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
         // The attempt is recorded before the test moves on: moving the clock while a send is in
         // flight would run out its timeout, which lives on the same clock.
         await waitUntil(async () => {
-          const sending = await h.store.db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'sending').execute();
+          const sending = await h.store.db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('status', '=', 'sending')
+            .execute();
           return sending.length === 0;
         }, 'every attempt to be recorded');
       }
@@ -99,7 +106,11 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
       test('verification.cancelled', async () => {
         const session = await createSession(h, tenant);
         await delivered('verification.cancelled', async () => {
-          const res = await h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${session.sessionId}/cancel`, headers: tenant.auth });
+          const res = await h.app.inject({
+            method: 'POST',
+            url: `/verification/v1/sessions/${session.sessionId}/cancel`,
+            headers: tenant.auth,
+          });
           assert.equal(res.statusCode, 200);
         });
       });
@@ -112,7 +123,11 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
 
       test('webhook.test', async () => {
         await delivered('webhook.test', async () => {
-          const res = await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/test`, headers: tenant.auth });
+          const res = await h.app.inject({
+            method: 'POST',
+            url: `/org/v1/webhooks/${endpointId}/test`,
+            headers: tenant.auth,
+          });
           assert.equal(res.statusCode, 201);
         });
       });
@@ -121,22 +136,35 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
         receiver.respondWith({ status: 500 });
         let deliveryId = '';
         await delivered('webhook.test', async () => {
-          deliveryId = (await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/test`, headers: tenant.auth })).json().data.id;
+          deliveryId = (
+            await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/test`, headers: tenant.auth })
+          ).json().data.id;
         });
         await waitForStatus(deliveryId, 'pending');
         await delivered('webhook.test', async () => {
-          const res = await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/deliveries/${deliveryId}/retry`, headers: tenant.auth });
+          const res = await h.app.inject({
+            method: 'POST',
+            url: `/org/v1/webhooks/${endpointId}/deliveries/${deliveryId}/retry`,
+            headers: tenant.auth,
+          });
           assert.equal(res.statusCode, 200, res.body);
         });
       });
 
       test('an endpoint enabled again releases its held deliveries', async () => {
         const patch = (enabled: boolean) =>
-          h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${endpointId}`, headers: tenant.auth, payload: { enabled } });
+          h.app.inject({
+            method: 'PATCH',
+            url: `/org/v1/webhooks/${endpointId}`,
+            headers: tenant.auth,
+            payload: { enabled },
+          });
         receiver.respondWith({ status: 500 });
         let deliveryId = '';
         await delivered('webhook.test', async () => {
-          deliveryId = (await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/test`, headers: tenant.auth })).json().data.id;
+          deliveryId = (
+            await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/test`, headers: tenant.auth })
+          ).json().data.id;
         });
         await waitForStatus(deliveryId, 'pending');
         assert.equal((await patch(false)).statusCode, 200);
@@ -148,7 +176,11 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
       /** The worker records an attempt after the receiver answered: wait for that record, not for time. */
       async function waitForStatus(deliveryId: string, status: string): Promise<void> {
         await waitUntil(async () => {
-          const row = await h.store.db.selectFrom('webhook_deliveries').select('status').where('id', '=', deliveryId).executeTakeFirst();
+          const row = await h.store.db
+            .selectFrom('webhook_deliveries')
+            .select('status')
+            .where('id', '=', deliveryId)
+            .executeTakeFirst();
           return row?.status === status;
         }, `delivery ${deliveryId} to become ${status}`);
       }
@@ -159,6 +191,13 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
 describe('unit of work', () => {
   test('covers every event type', () => {
     // A new event type must get a wake-up test above.
-    assert.deepEqual([...EVENT_TYPES].sort(), ['consent.approved', 'consent.declined', 'verification.cancelled', 'verification.completed', 'verification.expired', 'webhook.test']);
+    assert.deepEqual([...EVENT_TYPES].sort(), [
+      'consent.approved',
+      'consent.declined',
+      'verification.cancelled',
+      'verification.completed',
+      'verification.expired',
+      'webhook.test',
+    ]);
   });
 });

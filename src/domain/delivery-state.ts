@@ -34,7 +34,9 @@ export const CLAIMABLE: readonly DeliveryStatus[] = deliveryStatusesLeadingTo('s
  * A manual retry may move a delivery back to `pending` from these states: every state that leads
  * there except `sending`, whose attempt in flight decides what follows.
  */
-export const REQUEUEABLE: readonly DeliveryStatus[] = deliveryStatusesLeadingTo('pending').filter((s) => s !== 'sending');
+export const REQUEUEABLE: readonly DeliveryStatus[] = deliveryStatusesLeadingTo('pending').filter(
+  (s) => s !== 'sending',
+);
 
 /** The outcome of one attempt, as the worker records it. */
 export type AttemptOutcome = { status: 'pending'; dueAt: string } | { status: 'succeeded' } | { status: 'failed' };

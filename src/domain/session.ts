@@ -7,7 +7,12 @@ import type { SessionStatus } from './session-state.ts';
  * Why a session completed unverified (spec 2.2 `failureReason`): a presentation whose cryptography
  * held but which does not qualify, or too many rejected presentations. Stable codes.
  */
-export const FAILURE_REASONS = ['student_inactive', 'credential_expired', 'claim_not_disclosed', 'too_many_attempts'] as const;
+export const FAILURE_REASONS = [
+  'student_inactive',
+  'credential_expired',
+  'claim_not_disclosed',
+  'too_many_attempts',
+] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /** The verified outcome kept once a session completes; raw presentations are never stored. */

@@ -5,7 +5,6 @@ import type { Db } from '../store/db.ts';
 import { lookupKeyByHash } from '../store/api-keys.ts';
 import type { Principal } from '../domain/principal.ts';
 
-
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
@@ -20,7 +19,11 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  */
 export async function authenticate(db: Db, request: FastifyRequest): Promise<Principal> {
   const header = request.headers.authorization;
-  if (!header) throw new ApiError('unauthenticated', 'Missing API key. Send the header Authorization: Bearer sk_test_… or sk_live_….');
+  if (!header)
+    throw new ApiError(
+      'unauthenticated',
+      'Missing API key. Send the header Authorization: Bearer sk_test_… or sk_live_….',
+    );
   const match = BEARER.exec(header);
   if (!match) throw new ApiError('unauthenticated', 'The Authorization header must be "Bearer <API key>".');
   const secret = match[1];

@@ -27,7 +27,9 @@ function render(value: unknown): string {
   if (value instanceof SafeHtml) return value.value;
   if (value === null || value === undefined || value === false) return '';
   if (Array.isArray(value)) return value.map(render).join('');
-  return escapeHtml(typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean | bigint));
+  return escapeHtml(
+    typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean | bigint),
+  );
 }
 
 /** Tagged template: `html\`<p>${text}</p>\`` escapes `text`; arrays are concatenated; null, undefined and false render nothing. */

@@ -2,7 +2,13 @@ import { newId } from '../domain/ids.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
 import { keysOfApplication } from '../store/api-keys.ts';
-import { countsFor, insertApplication, listActiveApplications, updateApplication as updateApplicationRow, type Application } from '../store/applications.ts';
+import {
+  countsFor,
+  insertApplication,
+  listActiveApplications,
+  updateApplication as updateApplicationRow,
+  type Application,
+} from '../store/applications.ts';
 import { type Environment } from '../domain/environment.ts';
 import type { Db } from '../store/db.ts';
 import { applicationMetrics } from '../store/metrics.ts';
@@ -18,7 +24,12 @@ export interface NewApplication {
 }
 
 /** Builds and inserts an application row (inside the caller's transaction). */
-export async function insertNewApplication(db: Db, deps: Pick<ServiceDeps, 'clock'>, orgId: string, input: NewApplication): Promise<Application> {
+export async function insertNewApplication(
+  db: Db,
+  deps: Pick<ServiceDeps, 'clock'>,
+  orgId: string,
+  input: NewApplication,
+): Promise<Application> {
   const now = deps.clock.now().toISOString();
   const app: Application = {
     id: newId('application', deps.clock),
@@ -46,10 +57,18 @@ export async function createApplication(
 ) {
   const { webhookUrl, webhookEvents, ...fields } = input;
   assertSameEnvironment(principal, fields.environment ?? 'sandbox');
-  if (webhookUrl === undefined && webhookEvents !== undefined) throw invalidRequest('webhookEvents needs webhookUrl: the endpoint to send them to.', 'webhookUrl');
-  if (webhookUrl !== undefined && webhookEvents === undefined) throw invalidRequest('webhookUrl needs webhookEvents: the events to subscribe it to.', 'webhookEvents');
+  if (webhookUrl === undefined && webhookEvents !== undefined)
+    throw invalidRequest('webhookEvents needs webhookUrl: the endpoint to send them to.', 'webhookUrl');
+  if (webhookUrl !== undefined && webhookEvents === undefined)
+    throw invalidRequest('webhookUrl needs webhookEvents: the events to subscribe it to.', 'webhookEvents');
   const endpointInput =
-    webhookUrl !== undefined ? await prepareEndpoint(deps, { url: webhookUrl, events: webhookEvents! }, { url: 'webhookUrl', events: 'webhookEvents' }) : undefined;
+    webhookUrl !== undefined
+      ? await prepareEndpoint(
+          deps,
+          { url: webhookUrl, events: webhookEvents! },
+          { url: 'webhookUrl', events: 'webhookEvents' },
+        )
+      : undefined;
   return deps.db.transaction().execute(async (trx) => {
     const app = await insertNewApplication(trx, deps, principal.orgId, fields);
     if (!endpointInput) return { ...app, keyCount: 0, webhookCount: 0 };
@@ -89,6 +108,7 @@ export async function updateApplication(
 /** Archives: the app leaves the list and its keys stop authenticating (checked on every request). */
 export async function archiveApplication(deps: ServiceDeps, principal: Principal, appId: string) {
   const app = await applicationForCaller(deps.db, principal, appId, { param: 'appId' });
-  if (app.status !== 'archived') await updateApplicationRow(deps.db, app.id, { status: 'archived' }, deps.clock.now().toISOString());
+  if (app.status !== 'archived')
+    await updateApplicationRow(deps.db, app.id, { status: 'archived' }, deps.clock.now().toISOString());
   return applicationDetails(deps, { ...app, status: 'archived' });
 }

@@ -7,7 +7,12 @@ import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
 
 /** Events of the caller's organization and environment, newest first; an `appId` filter must be the caller's. */
-export async function listEventsFor(deps: ServiceDeps, principal: Principal, filter: { appId?: string; type?: EventType }, page: PageRequest) {
+export async function listEventsFor(
+  deps: ServiceDeps,
+  principal: Principal,
+  filter: { appId?: string; type?: EventType },
+  page: PageRequest,
+) {
   if (filter.appId) await applicationForCaller(deps.db, principal, filter.appId, { param: 'appId' });
   return listEvents(deps.db, { orgId: principal.orgId, environment: principal.environment, ...filter }, page);
 }

@@ -12,7 +12,14 @@ export async function expireDueSessions(deps: ServiceDeps, batchSize = 100): Pro
   let expired = 0;
   for (const session of due) {
     const moved = await deps.unitOfWork(async (work) => {
-      if (!(await transitionSession(work.db, session.id, { to: 'expired', at: now.toISOString(), requireUnexpired: false }))) return false;
+      if (
+        !(await transitionSession(work.db, session.id, {
+          to: 'expired',
+          at: now.toISOString(),
+          requireUnexpired: false,
+        }))
+      )
+        return false;
       await work.record(session, 'verification.expired', { sessionId: session.id });
       return true;
     });

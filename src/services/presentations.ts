@@ -27,14 +27,25 @@ export async function checkPresentation(
   input: CheckInput,
 ): Promise<PresentationOutcome> {
   const verifier = deps.verifiers[input.format];
-  if (!verifier) return { kind: 'rejected', reason: 'unsupported_format', message: `Format ${input.format} is not accepted.` };
+  if (!verifier)
+    return { kind: 'rejected', reason: 'unsupported_format', message: `Format ${input.format} is not accepted.` };
   const check = await verifier.verify(
     input.presentation,
-    { nonce: input.nonce, audience: input.audience, now: input.now, environment: input.environment, requiredClaims: claimsToRequest(input.requiredClaims) },
+    {
+      nonce: input.nonce,
+      audience: input.audience,
+      now: input.now,
+      environment: input.environment,
+      requiredClaims: claimsToRequest(input.requiredClaims),
+    },
     deps.trustRegistry,
   );
   if (!check.ok) return { kind: 'rejected', reason: check.reason, message: check.message };
-  return { kind: 'judged', result: judge(check.presentation, input.requiredClaims, input.now), issuerId: check.presentation.issuer.id };
+  return {
+    kind: 'judged',
+    result: judge(check.presentation, input.requiredClaims, input.now),
+    issuerId: check.presentation.issuer.id,
+  };
 }
 
 function judge(presentation: VerifiedPresentation, requiredClaims: readonly ClaimName[], now: Date): SessionResult {

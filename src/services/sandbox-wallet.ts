@@ -62,20 +62,34 @@ export function sandboxFormats(accepted: readonly CredentialFormat[]): Credentia
  * The presentation request of a sandbox session, as a wallet reads it. Unknown session or wrong
  * nonce: 404; expired: 410; a live session: 403, whatever its state.
  */
-export async function sandboxPresentationRequest(deps: ServiceDeps, sessionId: string, nonce: string): Promise<SandboxPresentationRequest> {
+export async function sandboxPresentationRequest(
+  deps: ServiceDeps,
+  sessionId: string,
+  nonce: string,
+): Promise<SandboxPresentationRequest> {
   const request = await presentationRequest(deps, sessionId, nonce);
   if (request.environment !== 'sandbox') {
-    throw forbidden('The sandbox wallet answers sandbox sessions only. This is a live session: answer it with a real student wallet.');
+    throw forbidden(
+      'The sandbox wallet answers sandbox sessions only. This is a live session: answer it with a real student wallet.',
+    );
   }
   return request;
 }
 
 /** Builds the chosen student's presentation for an open sandbox session, disclosing what it asks for. */
-export async function buildSandboxPresentation(deps: ServiceDeps, input: SandboxPresentationInput): Promise<{ format: CredentialFormat; presentation: unknown }> {
+export async function buildSandboxPresentation(
+  deps: ServiceDeps,
+  input: SandboxPresentationInput,
+): Promise<{ format: CredentialFormat; presentation: unknown }> {
   const request = await sandboxPresentationRequest(deps, input.sessionId, input.nonce);
-  if (!OPEN_STATUSES.includes(request.status)) throw invalidState(`The session is ${request.status}: there is nothing left to answer.`);
+  if (!OPEN_STATUSES.includes(request.status))
+    throw invalidState(`The session is ${request.status}: there is nothing left to answer.`);
   const builder = sandboxFormats(request.acceptedFormats).includes(input.format) ? BUILDERS[input.format] : undefined;
-  if (!builder) throw invalidRequest(`The sandbox wallet cannot answer in ${input.format}. It answers in ${sandboxFormats(request.acceptedFormats).join(', ')}.`, 'format');
+  if (!builder)
+    throw invalidRequest(
+      `The sandbox wallet cannot answer in ${input.format}. It answers in ${sandboxFormats(request.acceptedFormats).join(', ')}.`,
+      'format',
+    );
   const now = deps.clock.now();
   const presentation = await builder.present(sandboxStudent(input.student, now), {
     nonce: request.nonce,
@@ -93,7 +107,11 @@ export async function buildSandboxPresentation(deps: ServiceDeps, input: Sandbox
 export function buildLimiter(max: number) {
   let running = 0;
   return async function run<T>(work: () => Promise<T>): Promise<T> {
-    if (running >= max) throw new ApiError('rate_limited', 'The sandbox wallet is busy building other presentations. Try again in a moment.');
+    if (running >= max)
+      throw new ApiError(
+        'rate_limited',
+        'The sandbox wallet is busy building other presentations. Try again in a moment.',
+      );
     running++;
     try {
       return await work();

@@ -34,7 +34,16 @@ export async function applicationMetrics(db: Db, appId: string, now: Date): Prom
     .where('app_id', '=', appId)
     .groupBy(['status', 'lapsed', 'verified'])
     .execute();
-  const sessions = { total: 0, pending: 0, consented: 0, verified: 0, notVerified: 0, expired: 0, cancelled: 0, declined: 0 };
+  const sessions = {
+    total: 0,
+    pending: 0,
+    consented: 0,
+    verified: 0,
+    notVerified: 0,
+    expired: 0,
+    cancelled: 0,
+    declined: 0,
+  };
   for (const row of rows) {
     const n = Number(row.n);
     sessions.total += n;

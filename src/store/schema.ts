@@ -3,7 +3,6 @@ import type { DeliveryStatus } from '../domain/delivery-state.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { SessionStatus } from '../domain/session-state.ts';
 
-
 /**
  * Row types of every table. Timestamps are ISO 8601 UTC text with milliseconds (they sort as
  * text and read the same on both dialects); booleans are 0/1 integers; JSON is text.

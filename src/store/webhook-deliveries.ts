@@ -3,7 +3,13 @@ import type { Db } from './db.ts';
 import { capabilitiesOf } from './dialect.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable } from './schema.ts';
-import { canDeliveryTransition, CLAIMABLE, REQUEUEABLE, type AttemptOutcome, type DeliveryStatus } from '../domain/delivery-state.ts';
+import {
+  canDeliveryTransition,
+  CLAIMABLE,
+  REQUEUEABLE,
+  type AttemptOutcome,
+  type DeliveryStatus,
+} from '../domain/delivery-state.ts';
 
 /**
  * Deliveries (one event to one endpoint) and their attempt log. A delivery is `pending` until its
@@ -45,7 +51,13 @@ export interface ClaimedDelivery {
   /** The claim's lease: only it may record the outcome. */
   leaseToken: string;
   event: EventEnvelope;
-  endpoint: { id: string; url: string; secret: string; previousSecret: string | null; previousSecretExpiresAt: string | null };
+  endpoint: {
+    id: string;
+    url: string;
+    secret: string;
+    previousSecret: string | null;
+    previousSecretExpiresAt: string | null;
+  };
 }
 
 export interface NewDelivery {
@@ -137,7 +149,11 @@ export async function claimDueDeliveries(
       'ev.environment',
       'ev.data',
     ])
-    .where('d.id', 'in', claimed.map((c) => c.id))
+    .where(
+      'd.id',
+      'in',
+      claimed.map((c) => c.id),
+    )
     .execute();
   // A row deleted with its endpoint since the claim, or claimed again, is no longer ours.
   return rows
@@ -179,9 +195,16 @@ export interface AttemptRecord {
  * @returns false when it does not (the lease ran out and another worker took over, or the
  *   endpoint was deleted): nothing is written.
  */
-export async function recordAttempt(db: Db, deliveryId: string, token: string, record: AttemptRecord, now: string): Promise<boolean> {
+export async function recordAttempt(
+  db: Db,
+  deliveryId: string,
+  token: string,
+  record: AttemptRecord,
+  now: string,
+): Promise<boolean> {
   const next = record.next;
-  if (!canDeliveryTransition('sending', next.status)) throw new Error(`a delivery cannot move from sending to ${next.status}`);
+  if (!canDeliveryTransition('sending', next.status))
+    throw new Error(`a delivery cannot move from sending to ${next.status}`);
   return db.transaction().execute(async (trx) => {
     const updated = await trx
       .updateTable('webhook_deliveries')
@@ -273,7 +296,11 @@ async function withAttempts(db: Db, deliveries: Delivery[]): Promise<Delivery[]>
   const rows = await db
     .selectFrom('webhook_attempts')
     .selectAll()
-    .where('delivery_id', 'in', deliveries.map((d) => d.id))
+    .where(
+      'delivery_id',
+      'in',
+      deliveries.map((d) => d.id),
+    )
     .orderBy('attempt')
     .orderBy('id')
     .execute();
@@ -283,12 +310,22 @@ async function withAttempts(db: Db, deliveries: Delivery[]): Promise<Delivery[]>
 }
 
 export async function findDelivery(db: Db, endpointId: string, id: string): Promise<Delivery | undefined> {
-  const row = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).where('endpoint_id', '=', endpointId).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('id', '=', id)
+    .where('endpoint_id', '=', endpointId)
+    .executeTakeFirst();
   return row && (await withAttempts(db, [toDelivery(row)]))[0];
 }
 
 /** Deliveries of an endpoint, newest first, each with its attempts. */
-export async function listDeliveries(db: Db, endpointId: string, filter: { status?: DeliveryStatus }, page: PageRequest): Promise<Page<Delivery>> {
+export async function listDeliveries(
+  db: Db,
+  endpointId: string,
+  filter: { status?: DeliveryStatus },
+  page: PageRequest,
+): Promise<Page<Delivery>> {
   let query = db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
   if (filter.status) query = query.where('status', '=', filter.status);
   const result = await fetchPage(query, 'id', page, toDelivery);

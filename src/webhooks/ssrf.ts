@@ -67,8 +67,12 @@ export function isAllowedTarget(classification: AddressClassification, allowPriv
  * host. The delivery worker can re-run it before each send at no cost (the policy may have changed
  * since registration).
  */
-export function checkWebhookUrlShape(input: string, policy: Pick<TargetPolicy, 'allowPrivateTargets'>): WebhookUrlCheck {
-  if (input.length > MAX_URL_LENGTH) return refuse('invalid_url', `The URL is longer than ${MAX_URL_LENGTH} characters.`);
+export function checkWebhookUrlShape(
+  input: string,
+  policy: Pick<TargetPolicy, 'allowPrivateTargets'>,
+): WebhookUrlCheck {
+  if (input.length > MAX_URL_LENGTH)
+    return refuse('invalid_url', `The URL is longer than ${MAX_URL_LENGTH} characters.`);
   let url: URL;
   try {
     url = new URL(input);
@@ -116,7 +120,11 @@ export async function checkWebhookUrl(input: string, policy: TargetPolicy): Prom
     return refuse('unresolvable_host', `${hostname} does not resolve (${code}).`);
   }
   if (addresses.length === 0) return refuse('unresolvable_host', `${hostname} resolves to no address.`);
-  const refusal = refusalFor(hostname, addresses.map((a) => a.address), false);
+  const refusal = refusalFor(
+    hostname,
+    addresses.map((a) => a.address),
+    false,
+  );
   return refusal ?? shape;
 }
 
@@ -171,7 +179,11 @@ function guardedLookup(resolver: HostResolver, allowPrivateTargets: boolean): Lo
           callback(err, '', 0);
           return;
         }
-        const refusal = refusalFor(hostname, addresses.map((a) => a.address), allowPrivateTargets);
+        const refusal = refusalFor(
+          hostname,
+          addresses.map((a) => a.address),
+          allowPrivateTargets,
+        );
         if (refusal) {
           callback(new WebhookTargetRefusedError(refusal.message), '', 0);
           return;
@@ -193,7 +205,10 @@ function refusalFor(host: string, addresses: string[], allowPrivateTargets: bool
     }
     if (!isAllowedTarget(classification, allowPrivateTargets)) {
       const subject = host === address ? `${address} is` : `${host} resolves to ${address},`;
-      return refuse('forbidden_address', `${subject} ${classification.description}; webhooks must target public addresses.`);
+      return refuse(
+        'forbidden_address',
+        `${subject} ${classification.description}; webhooks must target public addresses.`,
+      );
     }
   }
   return null;
@@ -320,7 +335,8 @@ function classifyV6(bytes: Uint8Array): AddressClassification {
     if (inRange(bytes, range)) {
       const v4 = bytes.subarray(offset, offset + 4);
       const inner = classifyV4(v4);
-      const description = inner.category === 'public' ? inner.description : `${inner.description} (IPv4 ${v4.join('.')} inside IPv6)`;
+      const description =
+        inner.category === 'public' ? inner.description : `${inner.description} (IPv4 ${v4.join('.')} inside IPv6)`;
       return { category: inner.category, description };
     }
   }

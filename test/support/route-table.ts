@@ -70,14 +70,22 @@ export const UNDOCUMENTED_ROUTES = [
 /** Bearer operations that refer to no resource and take no environment, and why that is safe. */
 export const UNSCOPED_OPERATIONS: Record<string, string> = {
   'GET /org/v1/apps': "lists the caller's own organization",
-  'POST /verification/v1/verify': "checks a presentation against the trust registry of the key's environment; touches no resource",
+  'POST /verification/v1/verify':
+    "checks a presentation against the trust registry of the key's environment; touches no resource",
 };
 
 /** Lists that show both environments of the organization (spec 4.4: all active applications). */
 export const CROSS_ENVIRONMENT_LISTS = new Set(['GET /org/v1/apps']);
 
 /** Path parameters and id fields the suite can fill: each names the resource of that kind in the set. */
-export const REFERENCES = ['appId', 'keyId', 'sessionId', 'webhookId', 'deliveryId', 'eventId'] as const satisfies ReadonlyArray<keyof ResourceSet>;
+export const REFERENCES = [
+  'appId',
+  'keyId',
+  'sessionId',
+  'webhookId',
+  'deliveryId',
+  'eventId',
+] as const satisfies ReadonlyArray<keyof ResourceSet>;
 type Reference = (typeof REFERENCES)[number];
 const isKnownReference = (name: string): name is Reference => (REFERENCES as readonly string[]).includes(name);
 
@@ -107,7 +115,12 @@ export function operationsOf(doc: { paths: Record<string, Record<string, Schema>
       const id = `${method.toUpperCase()} ${path}`;
       const security = op.security as unknown[] | undefined;
       const bearer = Array.isArray(security) && security.some((s) => s && typeof s === 'object' && 'bearerAuth' in s);
-      const parameters = (op.parameters ?? []) as Array<{ in: string; name: string; required?: boolean; schema: Schema }>;
+      const parameters = (op.parameters ?? []) as Array<{
+        in: string;
+        name: string;
+        required?: boolean;
+        schema: Schema;
+      }>;
       const body = op.requestBody?.content?.['application/json']?.schema as Schema | undefined;
       if (op.requestBody && !body) throw new Error(`${id}: a request body that is not application/json; ${EXTEND}`);
       const ok = op.responses?.['200']?.content?.['application/json']?.schema as Schema | undefined;
@@ -117,7 +130,9 @@ export function operationsOf(doc: { paths: Record<string, Record<string, Schema>
         path,
         bearer,
         pathParams: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]),
-        query: parameters.filter((p) => p.in === 'query').map((p) => ({ name: p.name, required: p.required === true, schema: p.schema })),
+        query: parameters
+          .filter((p) => p.in === 'query')
+          .map((p) => ({ name: p.name, required: p.required === true, schema: p.schema })),
         body,
         responses: Object.keys(op.responses ?? {}),
         isList: Boolean(ok?.properties?.pagination),
@@ -131,7 +146,9 @@ const isReference = (name: string) => /Ids?$/.test(name);
 
 function reference(op: Operation, name: string, r: ResourceSet): string {
   if (!isKnownReference(name)) {
-    throw new Error(`${op.id}: '${name}' names a resource the security suite does not create. Add it to ResourceSet and REFERENCES, and create one per tenant in createResources() (${EXTEND}).`);
+    throw new Error(
+      `${op.id}: '${name}' names a resource the security suite does not create. Add it to ResourceSet and REFERENCES, and create one per tenant in createResources() (${EXTEND}).`,
+    );
   }
   return r[name];
 }
@@ -153,7 +170,9 @@ function exampleOf(op: Operation, where: string, schema: Schema): unknown {
     case 'array':
       return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => exampleOf(op, where, schema.items ?? {}));
   }
-  throw new Error(`${op.id}: no valid value for ${where} (${JSON.stringify(schema)}); add it to FIELD_VALUES (${EXTEND}).`);
+  throw new Error(
+    `${op.id}: no valid value for ${where} (${JSON.stringify(schema)}); add it to FIELD_VALUES (${EXTEND}).`,
+  );
 }
 
 function fieldValue(op: Operation, name: string, schema: Schema, r: ResourceSet): unknown {
@@ -168,17 +187,22 @@ const carriesTenancy = (name: string) => isReference(name) || name === 'environm
 function bodyFor(op: Operation, r: ResourceSet): Record<string, unknown> | undefined {
   const schema = op.body;
   if (!schema) return undefined;
-  if (schema.type !== 'object' || !schema.properties) throw new Error(`${op.id}: a body that is not an object of named fields; ${EXTEND}`);
+  if (schema.type !== 'object' || !schema.properties)
+    throw new Error(`${op.id}: a body that is not an object of named fields; ${EXTEND}`);
   const properties = schema.properties as Record<string, Schema>;
   const body: Record<string, unknown> = {};
   for (const name of schema.required ?? []) body[name] = fieldValue(op, name, properties[name] ?? {}, r);
-  for (const name of Object.keys(properties)) if (!(name in body) && carriesTenancy(name)) body[name] = fieldValue(op, name, properties[name], r);
+  for (const name of Object.keys(properties))
+    if (!(name in body) && carriesTenancy(name)) body[name] = fieldValue(op, name, properties[name], r);
   // A body that must change something (PATCH): the first fields the table has values for.
   for (const name of Object.keys(properties)) {
     if (Object.keys(body).length >= (schema.minProperties ?? 0)) break;
     if (!(name in body) && FIELD_VALUES[name]) body[name] = FIELD_VALUES[name](r);
   }
-  if (Object.keys(body).length < (schema.minProperties ?? 0)) throw new Error(`${op.id}: cannot fill minProperties ${schema.minProperties}; add fields to FIELD_VALUES (${EXTEND}).`);
+  if (Object.keys(body).length < (schema.minProperties ?? 0))
+    throw new Error(
+      `${op.id}: cannot fill minProperties ${schema.minProperties}; add fields to FIELD_VALUES (${EXTEND}).`,
+    );
   return body;
 }
 
@@ -198,10 +222,15 @@ export function requestFor(op: Operation, r: ResourceSet, options: { references?
   const query = new URLSearchParams();
   for (const param of op.query) {
     if (param.required) query.set(param.name, String(fieldValue(op, param.name, param.schema, r)));
-    else if (isReference(param.name) && options.references !== false) query.set(param.name, reference(op, param.name, r));
+    else if (isReference(param.name) && options.references !== false)
+      query.set(param.name, reference(op, param.name, r));
   }
   const search = query.toString();
-  return { method: op.method as OperationRequest['method'], url: search ? `${path}?${search}` : path, payload: bodyFor(op, r) };
+  return {
+    method: op.method as OperationRequest['method'],
+    url: search ? `${path}?${search}` : path,
+    payload: bodyFor(op, r),
+  };
 }
 
 /**
@@ -214,7 +243,9 @@ export function scopeOf(op: Operation): 'resource' | 'environment' | 'none' {
   if (op.pathParams.length > 0 || fields.some(isReference)) return 'resource';
   if (fields.includes('environment')) return 'environment';
   if (UNSCOPED_OPERATIONS[op.id]) return 'none';
-  throw new Error(`${op.id} names no resource and no environment: if tenancy really does not apply, say why in UNSCOPED_OPERATIONS (${EXTEND}).`);
+  throw new Error(
+    `${op.id} names no resource and no environment: if tenancy really does not apply, say why in UNSCOPED_OPERATIONS (${EXTEND}).`,
+  );
 }
 
 /** Path parameters that name resources: a request naming several may mix tenants. */
@@ -241,7 +272,14 @@ export function unknownResources(r: ResourceSet): ResourceSet {
 }
 
 /** Every resource id of a set. */
-export const idsOf = (r: ResourceSet): string[] => [r.appId, r.keyId, r.sessionId, r.webhookId, r.deliveryId, r.eventId];
+export const idsOf = (r: ResourceSet): string[] => [
+  r.appId,
+  r.keyId,
+  r.sessionId,
+  r.webhookId,
+  r.deliveryId,
+  r.eventId,
+];
 
 /**
  * Every route the server answers (automatic HEAD routes left out), as its route tree prints them.
@@ -254,7 +292,8 @@ export function printedRoutes(app: FastifyInstance): string[] {
   for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
     if (!line.trim()) continue;
     const match = /^((?:│ {3}| {4})*)(?:├── |└── )(\S+)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (!match) throw new Error(`cannot read the route tree line ${JSON.stringify(line)}: did fastify change printRoutes?`);
+    if (!match)
+      throw new Error(`cannot read the route tree line ${JSON.stringify(line)}: did fastify change printRoutes?`);
     const depth = match[1].length / 4;
     const path = (depth > 0 ? stack[depth - 1] : '') + match[2];
     stack.length = depth;

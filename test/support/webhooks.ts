@@ -14,8 +14,18 @@ export interface CreatedEndpoint {
   secret: string;
 }
 
-export async function createEndpoint(h: Harness, tenant: Tenant, url: string, events: EventType[] = ['verification.completed']): Promise<CreatedEndpoint> {
-  const res = await h.app.inject({ method: 'POST', url: '/org/v1/webhooks', headers: tenant.auth, payload: { appId: tenant.appId, url, events } });
+export async function createEndpoint(
+  h: Harness,
+  tenant: Tenant,
+  url: string,
+  events: EventType[] = ['verification.completed'],
+): Promise<CreatedEndpoint> {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/org/v1/webhooks',
+    headers: tenant.auth,
+    payload: { appId: tenant.appId, url, events },
+  });
   if (res.statusCode !== 201) throw new Error(`create endpoint: ${res.statusCode} ${res.body}`);
   return res.json().data;
 }
@@ -31,9 +41,16 @@ export function completedData(sessionId: string) {
 }
 
 /** Records an event as a state change would: through the app's unit of work and its outbox. */
-export async function emitEvent(h: Harness, tenant: Tenant, type: EventType = 'verification.completed', data?: Record<string, unknown>): Promise<EventEnvelope> {
+export async function emitEvent(
+  h: Harness,
+  tenant: Tenant,
+  type: EventType = 'verification.completed',
+  data?: Record<string, unknown>,
+): Promise<EventEnvelope> {
   const source = { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const };
-  return h.services.unitOfWork((work) => work.record(source, type, data ?? completedData(`sess_${Math.random().toString(36).slice(2)}`)));
+  return h.services.unitOfWork((work) =>
+    work.record(source, type, data ?? completedData(`sess_${Math.random().toString(36).slice(2)}`)),
+  );
 }
 
 /**
@@ -41,7 +58,14 @@ export async function emitEvent(h: Harness, tenant: Tenant, type: EventType = 'v
  * composition root wires it; jitter fixed at the middle (no jitter).
  */
 export function workerFor(h: Harness, options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
-  return new DeliveryWorker({ store: h.store, clock: h.clock, config: h.config, wakeups: h.services.wakeups, random: () => 0.5, ...options });
+  return new DeliveryWorker({
+    store: h.store,
+    clock: h.clock,
+    config: h.config,
+    wakeups: h.services.wakeups,
+    random: () => 0.5,
+    ...options,
+  });
 }
 
 /** Headers exactly as sent, by their sent names. */
@@ -61,7 +85,12 @@ export function within<T>(ms: number, promise: Promise<T>, what: string): Promis
 }
 
 /** Waits until `predicate` holds over the receiver's requests, checking at each new request. */
-export async function waitForReceiver(receiver: WebhookReceiver, predicate: (requests: RecordedRequest[]) => boolean, ms: number, what: string): Promise<RecordedRequest[]> {
+export async function waitForReceiver(
+  receiver: WebhookReceiver,
+  predicate: (requests: RecordedRequest[]) => boolean,
+  ms: number,
+  what: string,
+): Promise<RecordedRequest[]> {
   return within(
     ms,
     (async () => {
