@@ -5,6 +5,7 @@ import { PeriodicJob } from './jobs/periodic.ts';
 import { seedSandboxIssuers } from './proofs/trust-registry.ts';
 import { createServiceDeps } from './services/deps.ts';
 import { expireDueSessions } from './services/expiry.ts';
+import { purgeExpiredIdempotencyKeys } from './services/idempotency-purge.ts';
 import { migrate, openStore } from './store/db.ts';
 import { DeliveryWorker } from './webhooks/worker.ts';
 
@@ -34,7 +35,12 @@ async function main(): Promise<void> {
   // Background jobs run in the worker role (and in `all`, the single-process default).
   const runsJobs = config.role !== 'api';
   const onJobError = (job: string) => (err: unknown) => app.log.error({ err, job }, 'background job failed');
-  const jobs = runsJobs ? [new PeriodicJob('session-expiry', () => expireDueSessions(services), 5_000, onJobError('session-expiry'))] : [];
+  const jobs = runsJobs
+    ? [
+        new PeriodicJob('session-expiry', () => expireDueSessions(services), 5_000, onJobError('session-expiry')),
+        new PeriodicJob('idempotency-purge', () => purgeExpiredIdempotencyKeys(services), 10 * 60_000, onJobError('idempotency-purge')),
+      ]
+    : [];
   // API processes only write the outbox; the worker role and `all` deliver webhooks.
   worker = runsJobs ? new DeliveryWorker({ store, clock, config, log: app.log }) : undefined;
 
