@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildDeliveryHeaders, sendWebhook } from '../src/webhooks/sender.ts';
-import {
-  checkWebhookUrl,
-  checkWebhookUrlShape,
-  classifyAddress,
-  createGuardedDispatcher,
-  type HostResolver,
-  type ResolvedAddress,
-} from '../src/webhooks/ssrf.ts';
+import { classifyAddress } from '../src/webhooks/address-ranges.ts';
+import { checkWebhookUrl, checkWebhookUrlShape, createGuardedDispatcher, type HostResolver, type ResolvedAddress } from '../src/webhooks/ssrf.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 const PUBLIC_V4 = '93.184.215.14';
