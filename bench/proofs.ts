@@ -25,7 +25,7 @@ import * as snarkjs from 'snarkjs';
 import type { ClaimName } from '../src/domain/claims.ts';
 import { BBS_CIPHERSUITE, credentialHeader, parseBbsPresentation, presentationHeader } from '../src/proofs/bbs/index.ts';
 import { encodeClaimMessage } from '../src/proofs/bbs/credential.ts';
-import { BUILDERS, createVerifiers } from '../src/proofs/formats.ts';
+import { createVerifiers } from '../src/proofs/formats.ts';
 import { GROTH16_ARTIFACTS } from '../src/proofs/groth16/artifacts.ts';
 import { releaseSnarkjsCurve, type Groth16PresentationJson } from '../src/proofs/groth16/builder.ts';
 import { domainHash, nonceField } from '../src/proofs/groth16/fields.ts';
@@ -36,6 +36,7 @@ import { decodeProof, verifyGroth16 } from '../src/proofs/groth16/verifier.ts';
 import { sandboxUniversityKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { sandboxIssuers } from '../src/proofs/trust-registry.ts';
 import type { CredentialFormat, PresentationContext, SandboxStudent, TrustedIssuer, TrustRegistry } from '../src/proofs/types.ts';
+import { BUILDERS } from '../test/support/builders.ts';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 const UNIVERSITY = 'sandbox-state.example'; // ES256 for sd-jwt-vc, the default algorithm

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { BUILDERS, createVerifiers } from '../src/proofs/formats.ts';
+import { createVerifiers } from '../src/proofs/formats.ts';
 import { releaseSnarkjsCurve } from '../src/proofs/groth16/builder.ts';
 import { qualify, withActiveStudent } from '../src/proofs/qualify.ts';
 import { sandboxIssuers } from '../src/proofs/trust-registry.ts';
 import { CREDENTIAL_FORMATS, type PresentationContext, type SandboxStudent, type TrustedIssuer, type TrustRegistry } from '../src/proofs/types.ts';
+import { BUILDERS } from './support/builders.ts';
 
 /**
  * One conformance suite over every credential format: the same promises, checked the same way.

@@ -1,5 +1,5 @@
 import type { ClaimName } from '../../src/domain/claims.ts';
-import { BUILDERS } from '../../src/proofs/formats.ts';
+import { BUILDERS } from './builders.ts';
 import type { CredentialFormat, SandboxStudent } from '../../src/proofs/types.ts';
 import type { Harness, Tenant } from './harness.ts';
 
