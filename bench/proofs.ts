@@ -23,7 +23,12 @@ import { ES256, digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import * as snarkjs from 'snarkjs';
 import type { ClaimName } from '../src/domain/claims.ts';
-import { BBS_CIPHERSUITE, credentialHeader, parseBbsPresentation, presentationHeader } from '../src/proofs/bbs/index.ts';
+import {
+  BBS_CIPHERSUITE,
+  credentialHeader,
+  parseBbsPresentation,
+  presentationHeader,
+} from '../src/proofs/bbs/index.ts';
 import { encodeClaimMessage } from '../src/proofs/bbs/credential.ts';
 import { createVerifiers } from '../src/proofs/formats.ts';
 import { GROTH16_ARTIFACTS } from '../src/proofs/groth16/artifacts.ts';
@@ -35,13 +40,25 @@ import { loadSandboxVerificationKey } from '../src/proofs/groth16/verification-k
 import { decodeProof, verifyGroth16 } from '../src/proofs/groth16/verifier.ts';
 import { sandboxUniversityKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { sandboxIssuers } from '../src/proofs/trust-registry.ts';
-import type { CredentialFormat, PresentationContext, SandboxStudent, TrustedIssuer, TrustRegistry } from '../src/proofs/types.ts';
+import type {
+  CredentialFormat,
+  PresentationContext,
+  SandboxStudent,
+  TrustedIssuer,
+  TrustRegistry,
+} from '../src/proofs/types.ts';
 import { BUILDERS } from '../test/support/builders.ts';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 const UNIVERSITY = 'sandbox-state.example'; // ES256 for sd-jwt-vc, the default algorithm
 const CLAIMS: readonly ClaimName[] = ['is_active_student', 'university_domain', 'academic_level', 'valid_until'];
-const CONTEXT: PresentationContext = { nonce: 'nonce_bench-proofs-1', audience: 'https://verify.example', now: NOW, environment: 'sandbox', requiredClaims: CLAIMS };
+const CONTEXT: PresentationContext = {
+  nonce: 'nonce_bench-proofs-1',
+  audience: 'https://verify.example',
+  now: NOW,
+  environment: 'sandbox',
+  requiredClaims: CLAIMS,
+};
 /** Distinct presentations per format (different students, salts, proof randomness). */
 const PRESENTATIONS: Record<CredentialFormat, number> = { 'sd-jwt-vc': 16, bbs: 8, groth16: 3 };
 const DEFAULT_COUNTS: Record<CredentialFormat, number> = { 'sd-jwt-vc': 200, bbs: 50, groth16: 50 };
@@ -49,7 +66,8 @@ const DEFAULT_COUNTS: Record<CredentialFormat, number> = { 'sd-jwt-vc': 200, bbs
 const ISSUERS: TrustedIssuer[] = sandboxIssuers().map((issuer, i) => ({ ...issuer, id: `iss_bench${i}` }));
 const KEY_OF = { 'sd-jwt-vc': 'sdJwtVc', bbs: 'bbs', groth16: 'babyJubJub' } as const;
 const REGISTRY: TrustRegistry = {
-  issuers: async (environment, format) => ISSUERS.filter((i) => i.environment === environment && i.keys[KEY_OF[format]] !== undefined),
+  issuers: async (environment, format) =>
+    ISSUERS.filter((i) => i.environment === environment && i.keys[KEY_OF[format]] !== undefined),
 };
 const REGISTRY_ISSUER = ISSUERS.find((i) => i.domain === UNIVERSITY)!;
 
@@ -181,8 +199,21 @@ function groth16Bench(): Bench {
 async function presentations(format: CredentialFormat): Promise<unknown[]> {
   const made: unknown[] = [];
   for (let i = 0; i < PRESENTATIONS[format]; i++) {
-    const student: SandboxStudent = { university: UNIVERSITY, active: true, academicLevel: 'postgraduate', validUntil: '2027-06-30T00:00:00.000Z', holderSeed: `bench-student-${i}` };
-    made.push(await BUILDERS[format].present(student, { nonce: CONTEXT.nonce, audience: CONTEXT.audience, now: NOW, disclose: CLAIMS }));
+    const student: SandboxStudent = {
+      university: UNIVERSITY,
+      active: true,
+      academicLevel: 'postgraduate',
+      validUntil: '2027-06-30T00:00:00.000Z',
+      holderSeed: `bench-student-${i}`,
+    };
+    made.push(
+      await BUILDERS[format].present(student, {
+        nonce: CONTEXT.nonce,
+        audience: CONTEXT.audience,
+        now: NOW,
+        disclose: CLAIMS,
+      }),
+    );
   }
   return made;
 }
@@ -232,7 +263,12 @@ function summary(s: Samples): { median: number; p99: number } {
 }
 
 const { values: ARGS } = parseArgs({
-  options: { 'sd-jwt-vc': { type: 'string' }, bbs: { type: 'string' }, groth16: { type: 'string' }, warmup: { type: 'string' } },
+  options: {
+    'sd-jwt-vc': { type: 'string' },
+    bbs: { type: 'string' },
+    groth16: { type: 'string' },
+    warmup: { type: 'string' },
+  },
 });
 
 /** `--name N`, else env `BENCH_PROOFS_<NAME>`, else the default. */
@@ -240,7 +276,8 @@ function count(name: keyof typeof ARGS, fallback: number): number {
   const raw = ARGS[name] ?? process.env[`BENCH_PROOFS_${name.replaceAll('-', '_').toUpperCase()}`];
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`--${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new Error(`--${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -248,8 +285,16 @@ const fmt = (ms: number): string => ms.toFixed(3).padStart(10);
 
 async function main(): Promise<void> {
   const warmup = count('warmup', 10);
-  const plan: Array<[CredentialFormat, () => Bench | Promise<Bench>]> = [['sd-jwt-vc', sdJwtBench], ['bbs', bbsBench], ['groth16', groth16Bench]];
-  console.log(`node ${process.version}, ${cpus().length} cpus, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; times in ms`);
+  const plan: Array<[CredentialFormat, () => Bench | Promise<Bench>]> = [
+    ['sd-jwt-vc', sdJwtBench],
+    ['bbs', bbsBench],
+    ['groth16', groth16Bench],
+  ];
+  console.log(
+    `node ${process.version}, ${cpus().length} cpus, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; times in ms`,
+  );
   const lines: string[] = [];
   let failures = 0;
   for (const [format, make] of plan) {
@@ -258,7 +303,9 @@ async function main(): Promise<void> {
     const bench = await make();
     const setup = performance.now();
     const valid = await presentations(format);
-    console.log(`${format}: ${valid.length} presentations built in ${((performance.now() - setup) / 1000).toFixed(1)} s`);
+    console.log(
+      `${format}: ${valid.length} presentations built in ${((performance.now() - setup) / 1000).toFixed(1)} s`,
+    );
     await assertContendersDiscriminate(bench, valid);
     const samples = await measure(bench.contenders, valid, n, warmup);
     for (const row of bench.rows) {
@@ -266,12 +313,20 @@ async function main(): Promise<void> {
       const l = samples[bench.contenders.indexOf(row.library)];
       const [os, ls] = [summary(o), summary(l)];
       failures += o.failures + l.failures;
-      lines.push(`${row.name.padEnd(13)}${String(n).padStart(5)}${fmt(os.median)}${fmt(os.p99)}${fmt(ls.median)}${fmt(ls.p99)}${(os.median / ls.median).toFixed(2).padStart(8)}${String(o.failures + l.failures).padStart(6)}   ${row.ours.label} vs ${row.library.label}`);
+      lines.push(
+        `${row.name.padEnd(13)}${String(n).padStart(5)}${fmt(os.median)}${fmt(os.p99)}${fmt(ls.median)}${fmt(ls.p99)}${(os.median / ls.median).toFixed(2).padStart(8)}${String(o.failures + l.failures).padStart(6)}   ${row.ours.label} vs ${row.library.label}`,
+      );
     }
   }
-  console.log(`\n${'format'.padEnd(13)}${'n'.padStart(5)}${'our med'.padStart(10)}${'our p99'.padStart(10)}${'lib med'.padStart(10)}${'lib p99'.padStart(10)}${'ratio'.padStart(8)}${'fail'.padStart(6)}   ours vs library`);
+  console.log(
+    `\n${'format'.padEnd(13)}${'n'.padStart(5)}${'our med'.padStart(10)}${'our p99'.padStart(10)}${'lib med'.padStart(10)}${'lib p99'.padStart(10)}${'ratio'.padStart(8)}${'fail'.padStart(6)}   ours vs library`,
+  );
   for (const line of lines) console.log(line);
-  console.log(`\nratio = our median / library median; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nratio = our median / library median; load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   if (failures > 0) process.exitCode = 1;
 }
 

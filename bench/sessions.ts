@@ -18,7 +18,11 @@ import { createTestStore, testConfig } from '../test/support/harness.ts';
 import { freePort } from '../test/support/server.ts';
 
 const { values } = parseArgs({
-  options: { requests: { type: 'string', default: '3000' }, concurrency: { type: 'string', default: '16' }, database: { type: 'string', default: 'sqlite' } },
+  options: {
+    requests: { type: 'string', default: '3000' },
+    concurrency: { type: 'string', default: '16' },
+    database: { type: 'string', default: 'sqlite' },
+  },
 });
 const REQUESTS = Number(values.requests);
 const CONCURRENCY = Number(values.concurrency);
@@ -38,7 +42,13 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Sends `count` requests with `concurrency` in flight; every request is built by `make(i)`. */
-async function load(label: string, origin: string, count: number, make: (i: number) => { method: 'GET' | 'POST'; path: string; body?: string }, headers: Record<string, string>): Promise<Result> {
+async function load(
+  label: string,
+  origin: string,
+  count: number,
+  make: (i: number) => { method: 'GET' | 'POST'; path: string; body?: string },
+  headers: Record<string, string>,
+): Promise<Result> {
   const pool = new Pool(origin, { connections: CONCURRENCY, pipelining: 1 });
   const latencies: number[] = [];
   let errors = 0;
@@ -50,7 +60,12 @@ async function load(label: string, origin: string, count: number, make: (i: numb
         const i = next++;
         const req = make(i);
         const t0 = performance.now();
-        const res = await pool.request({ method: req.method, path: req.path, body: req.body, headers: req.body ? { ...headers, 'content-type': 'application/json' } : headers });
+        const res = await pool.request({
+          method: req.method,
+          path: req.path,
+          body: req.body,
+          headers: req.body ? { ...headers, 'content-type': 'application/json' } : headers,
+        });
         await res.body.text();
         latencies.push(performance.now() - t0);
         if (res.statusCode >= 300) errors++;
@@ -67,14 +82,30 @@ async function main(): Promise<void> {
   const db = await createTestStore(dialect);
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const app = await buildApp({ store: db.store, clock: systemClock, config: testConfig({ BASE_URL: origin, LOG_LEVEL: 'silent' }), logger: false });
+  const app = await buildApp({
+    store: db.store,
+    clock: systemClock,
+    config: testConfig({ BASE_URL: origin, LOG_LEVEL: 'silent' }),
+    logger: false,
+  });
   await app.listen({ port, host: '127.0.0.1' });
-  const org = await createOrganization({ db: db.store.db, clock: systemClock }, { name: 'Bench', environment: 'sandbox' });
+  const org = await createOrganization(
+    { db: db.store.db, clock: systemClock },
+    { name: 'Bench', environment: 'sandbox' },
+  );
   const headers = { authorization: `Bearer ${org.apiKey.rawSecret}` };
-  const createBody = JSON.stringify({ appId: org.application.id, purpose: 'Benchmark', requiredClaims: ['is_active_student', 'university_domain'] });
+  const createBody = JSON.stringify({
+    appId: org.application.id,
+    purpose: 'Benchmark',
+    requiredClaims: ['is_active_student', 'university_domain'],
+  });
 
   // Bodies the bare server answers with: exactly what Matricula answered.
-  const sample = await fetch(`${origin}/verification/v1/sessions`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: createBody });
+  const sample = await fetch(`${origin}/verification/v1/sessions`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: createBody,
+  });
   const createdJson = await sample.text();
   const sessionId = JSON.parse(createdJson).data.sessionId as string;
   const readJson = await (await fetch(`${origin}/verification/v1/sessions/${sessionId}`, { headers })).text();
@@ -98,17 +129,27 @@ async function main(): Promise<void> {
   await load('warmup', origin, 300, create, headers);
   await load('warmup', bareOrigin, 300, create, headers);
   const results: Array<[Result, Result]> = [];
-  for (const [name, make] of [['create session', create], ['get session', read]] as const) {
+  for (const [name, make] of [
+    ['create session', create],
+    ['get session', read],
+  ] as const) {
     const ours = await load(`matricula ${name}`, origin, REQUESTS, make, headers);
     const baseline = await load(`bare node:http ${name}`, bareOrigin, REQUESTS, make, headers);
     results.push([ours, baseline]);
   }
 
-  console.log(`\nbench/sessions.ts  database=${dialect}  requests=${REQUESTS}  concurrency=${CONCURRENCY}  node=${process.version}\n`);
+  console.log(
+    `\nbench/sessions.ts  database=${dialect}  requests=${REQUESTS}  concurrency=${CONCURRENCY}  node=${process.version}\n`,
+  );
   console.log('operation                         req/s     p50 ms   p99 ms   errors');
   for (const [ours, baseline] of results) {
-    for (const r of [ours, baseline]) console.log(`${r.label.padEnd(30)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(8)} ${String(r.errors).padStart(8)}`);
-    console.log(`  ratio matricula / bare: throughput ${(ours.rps / baseline.rps).toFixed(2)}, p99 ${(ours.p99 / baseline.p99).toFixed(1)}x\n`);
+    for (const r of [ours, baseline])
+      console.log(
+        `${r.label.padEnd(30)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(8)} ${String(r.errors).padStart(8)}`,
+      );
+    console.log(
+      `  ratio matricula / bare: throughput ${(ours.rps / baseline.rps).toFixed(2)}, p99 ${(ours.p99 / baseline.p99).toFixed(1)}x\n`,
+    );
   }
   await app.close();
   await new Promise((resolve) => bare.close(resolve));

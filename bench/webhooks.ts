@@ -60,7 +60,13 @@ async function openBenchStore(dialect: 'sqlite' | 'postgres'): Promise<BenchStor
     const dir = mkdtempSync(join(tmpdir(), 'matricula-bench-'));
     const store = await openStore(`sqlite:${join(dir, 'bench.sqlite')}`);
     await migrate(store);
-    return { store, drop: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+    return {
+      store,
+      drop: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
   const schema = `bench_${randomBytes(5).toString('hex')}`;
   const store = await openStore(PG_URL!, { schema, poolSize: 10 });
@@ -88,10 +94,18 @@ async function startReceiver(onEvent: (eventId: string, at: number) => void) {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 interface Phase {
   deliveriesPerSecond: number;
@@ -117,14 +131,21 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<{ burst: Phase; pace
     const all = new Promise<void>((resolve) => (receivedAt.size >= count ? resolve() : (waiting = { count, resolve })));
     let timer: NodeJS.Timeout;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${dialect}: ${receivedAt.size} of ${count} deliveries after 5 minutes`)), 300_000);
+      timer = setTimeout(
+        () => reject(new Error(`${dialect}: ${receivedAt.size} of ${count} deliveries after 5 minutes`)),
+        300_000,
+      );
     });
     return Promise.race([all, deadline]).finally(() => clearTimeout(timer));
   };
 
   const org = await createOrganization({ db: store.db, clock: systemClock }, { name: 'Bench', environment: 'sandbox' });
   const app = org.application;
-  await store.db.transaction().execute((trx) => insertNewEndpoint(trx, { clock: systemClock }, app, { url: receiver.url, events: ['verification.completed'] }));
+  await store.db
+    .transaction()
+    .execute((trx) =>
+      insertNewEndpoint(trx, { clock: systemClock }, app, { url: receiver.url, events: ['verification.completed'] }),
+    );
   const worker = new DeliveryWorker({ store, clock: systemClock, config });
   await worker.start();
   const source = { appId: app.id, orgId: org.organization.id, environment: 'sandbox' as const };
@@ -134,7 +155,11 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<{ burst: Phase; pace
     claims: { is_active_student: true, academic_level: 'undergraduate', valid_until: '2027-09-30T00:00:00.000Z' },
   };
   const emit = async (i: number) => {
-    const event = await store.db.transaction().execute((trx) => recordEvent(trx, systemClock, source, 'verification.completed', { sessionId: `sess_bench${i}`, ...data }));
+    const event = await store.db
+      .transaction()
+      .execute((trx) =>
+        recordEvent(trx, systemClock, source, 'verification.completed', { sessionId: `sess_bench${i}`, ...data }),
+      );
     committedAt.set(event.id, performance.now());
     worker.wake();
   };
@@ -148,15 +173,26 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<{ burst: Phase; pace
     await done;
     const latencies = [...receivedAt].map(([id, at]) => at - committedAt.get(id)!).sort((a, b) => a - b);
     const lastReceipt = Math.max(...receivedAt.values());
-    return { deliveriesPerSecond: count / ((lastReceipt - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), count };
+    return {
+      deliveriesPerSecond: count / ((lastReceipt - started) / 1000),
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      count,
+    };
   };
 
   // Warm-up: connections, JIT, prepared paths.
-  await phase(50, async () => { for (let i = 0; i < 50; i++) await emit(i); });
+  await phase(50, async () => {
+    for (let i = 0; i < 50; i++) await emit(i);
+  });
 
   let next = 0;
   const burst = await phase(EVENTS, () =>
-    Promise.all(Array.from({ length: PRODUCERS }, async () => { while (next < EVENTS) await emit(next++); })).then(() => undefined),
+    Promise.all(
+      Array.from({ length: PRODUCERS }, async () => {
+        while (next < EVENTS) await emit(next++);
+      }),
+    ).then(() => undefined),
   );
   const paced = await phase(PACED, async () => {
     const start = performance.now();
@@ -177,7 +213,11 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<{ burst: Phase; pace
 
 async function main(): Promise<void> {
   const dialects = values.database.split(',').map((d) => d.trim()) as Array<'sqlite' | 'postgres'>;
-  console.log(`webhook delivery, ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `webhook delivery, ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   console.log(`burst: ${EVENTS} events from ${PRODUCERS} producers; paced: ${PACED} events at ${RATE}/s\n`);
   console.log('| database | sustained deliveries/s | burst p50 ms | burst p99 ms | paced p50 ms | paced p99 ms |');
   console.log('| --- | --- | --- | --- | --- | --- |');
@@ -188,7 +228,9 @@ async function main(): Promise<void> {
     }
     const { burst, paced } = await run(dialect);
     const f = (n: number) => n.toFixed(1);
-    console.log(`| ${dialect} | ${burst.deliveriesPerSecond.toFixed(0)} | ${f(burst.p50)} | ${f(burst.p99)} | ${f(paced.p50)} | ${f(paced.p99)} |`);
+    console.log(
+      `| ${dialect} | ${burst.deliveriesPerSecond.toFixed(0)} | ${f(burst.p50)} | ${f(burst.p99)} | ${f(paced.p50)} | ${f(paced.p99)} |`,
+    );
   }
 }
 

@@ -46,7 +46,9 @@ function installValidation(app: FastifyInstance): void {
 }
 
 function requiresBearer(security: unknown): boolean {
-  return Array.isArray(security) && security.some((entry) => entry && typeof entry === 'object' && 'bearerAuth' in entry);
+  return (
+    Array.isArray(security) && security.some((entry) => entry && typeof entry === 'object' && 'bearerAuth' in entry)
+  );
 }
 
 /** Builds the HTTP application over the given dependencies. No I/O beyond them, no process.env. */
@@ -68,16 +70,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // A route that documents bearer security enforces it: the OpenAPI document cannot drift from the code.
-    if (requiresBearer(request.routeOptions.schema?.security)) request.principal = await authenticate(store.db, request);
+    if (requiresBearer(request.routeOptions.schema?.security))
+      request.principal = await authenticate(store.db, request);
   });
   installIdempotency(app, { db: store.db, clock });
 
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Matricula API', version: '1.0.0', description: 'Student verification: sessions, credentials and proofs, applications, API keys, webhooks.' },
+      info: {
+        title: 'Matricula API',
+        version: '1.0.0',
+        description: 'Student verification: sessions, credentials and proofs, applications, API keys, webhooks.',
+      },
       servers: [{ url: config.baseUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Secret API key sk_test_… or sk_live_…' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Secret API key sk_test_… or sk_live_…' },
+        },
+      },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

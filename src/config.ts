@@ -45,9 +45,11 @@ type Env = Record<string, string | undefined>;
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
+  if (!/^\d+$/.test(raw.trim()))
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
   const value = Number(raw.trim());
-  if (value < min || value > max) throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
+  if (value < min || value > max)
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
   return value;
 }
 
@@ -69,7 +71,8 @@ function httpUrl(env: Env, name: string, fallback: string): string {
   } catch {
     throw new ConfigError(name, `must be an absolute http(s) URL (got "${raw}")`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
   if (url.search || url.hash) throw new ConfigError(name, `must not have a query or fragment (got "${raw}")`);
   return raw.replace(/\/+$/, '');
 }
@@ -77,7 +80,8 @@ function httpUrl(env: Env, name: string, fallback: string): string {
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
+  if (!(values as readonly string[]).includes(raw))
+    throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
   return raw as T;
 }
 
@@ -94,7 +98,10 @@ function databaseUrl(env: Env): string {
   const raw = env.DATABASE_URL;
   if (raw === undefined || raw === '') return 'sqlite:./data/matricula.sqlite';
   if (/^sqlite:/.test(raw) || /^postgres(ql)?:\/\//.test(raw)) return raw;
-  throw new ConfigError('DATABASE_URL', `must start with sqlite: or postgres:// (got "${raw.replace(/\/\/[^@/]*@/, '//***@')}")`);
+  throw new ConfigError(
+    'DATABASE_URL',
+    `must start with sqlite: or postgres:// (got "${raw.replace(/\/\/[^@/]*@/, '//***@')}")`,
+  );
 }
 
 /** Parses the environment (and the `--role` flag) into a {@link Config}, or throws {@link ConfigError}. */
@@ -104,8 +111,11 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
   const baseUrl = httpUrl(env, 'BASE_URL', `http://localhost:${port}`);
   const portalUrl = httpUrl(env, 'PORTAL_URL', baseUrl);
   const appScheme = env.APP_SCHEME || 'matricula';
-  if (!/^[a-z][a-z0-9+.-]*$/.test(appScheme)) throw new ConfigError('APP_SCHEME', `must be a URI scheme such as "matricula" (got "${appScheme}")`);
-  const roleFlag = argv.find((arg) => arg.startsWith('--role='))?.slice('--role='.length) ?? (argv.includes('--role') ? argv[argv.indexOf('--role') + 1] : undefined);
+  if (!/^[a-z][a-z0-9+.-]*$/.test(appScheme))
+    throw new ConfigError('APP_SCHEME', `must be a URI scheme such as "matricula" (got "${appScheme}")`);
+  const roleFlag =
+    argv.find((arg) => arg.startsWith('--role='))?.slice('--role='.length) ??
+    (argv.includes('--role') ? argv[argv.indexOf('--role') + 1] : undefined);
   const role = oneOf({ ROLE: roleFlag ?? env.ROLE }, 'ROLE', ROLES, 'all');
   return {
     port,

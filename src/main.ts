@@ -38,7 +38,12 @@ async function main(): Promise<void> {
   const jobs = runsJobs
     ? [
         new PeriodicJob('session-expiry', () => expireDueSessions(services), 5_000, onJobError('session-expiry')),
-        new PeriodicJob('idempotency-purge', () => purgeExpiredIdempotencyKeys(services), 10 * 60_000, onJobError('idempotency-purge')),
+        new PeriodicJob(
+          'idempotency-purge',
+          () => purgeExpiredIdempotencyKeys(services),
+          10 * 60_000,
+          onJobError('idempotency-purge'),
+        ),
       ]
     : [];
   // API processes only write the outbox; the worker role and `all` deliver webhooks.
@@ -66,7 +71,10 @@ async function main(): Promise<void> {
     return;
   }
   await app.listen({ port: config.port, host: config.host });
-  app.log.info({ baseUrl: config.baseUrl, database, role: config.role, jobs: jobs.map((j) => j.name) }, 'Matricula is listening');
+  app.log.info(
+    { baseUrl: config.baseUrl, database, role: config.role, jobs: jobs.map((j) => j.name) },
+    'Matricula is listening',
+  );
 }
 
 main().catch((err) => {

@@ -13,7 +13,12 @@ forEachDialect('applications API', (dialect) => {
   });
 
   test('create returns 201 with the list-entry fields', async () => {
-    const res = await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: sandbox.auth, payload: { name: 'Campus shop', description: 'POS' } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: sandbox.auth,
+      payload: { name: 'Campus shop', description: 'POS' },
+    });
     assert.equal(res.statusCode, 201);
     const body = res.json();
     assert.equal(body.success, true);
@@ -28,7 +33,12 @@ forEachDialect('applications API', (dialect) => {
   test('list shows active apps of the organization with exactly the 2.2 fields, paginated', async () => {
     const tenant = await h.bootstrap('sandbox');
     for (let i = 0; i < 4; i++) {
-      const res = await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: tenant.auth, payload: { name: `App ${i}` } });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/org/v1/apps',
+        headers: tenant.auth,
+        payload: { name: `App ${i}` },
+      });
       assert.equal(res.statusCode, 201);
     }
     const first = await h.app.inject({ method: 'GET', url: '/org/v1/apps?limit=3', headers: tenant.auth });
@@ -37,7 +47,11 @@ forEachDialect('applications API', (dialect) => {
     assert.equal(page1.data.length, 3);
     assert.deepEqual(page1.pagination.hasMore, true);
     for (const entry of page1.data) assert.deepEqual(Object.keys(entry).sort(), LIST_FIELDS);
-    const second = await h.app.inject({ method: 'GET', url: `/org/v1/apps?limit=3&startingAfter=${page1.pagination.nextCursor}`, headers: tenant.auth });
+    const second = await h.app.inject({
+      method: 'GET',
+      url: `/org/v1/apps?limit=3&startingAfter=${page1.pagination.nextCursor}`,
+      headers: tenant.auth,
+    });
     const page2 = second.json();
     assert.equal(page2.data.length, 2);
     assert.equal(page2.pagination.hasMore, false);
@@ -64,34 +78,66 @@ forEachDialect('applications API', (dialect) => {
 
   test('patch renames and describes; archive removes from the list and stops its keys', async () => {
     const tenant = await h.bootstrap('sandbox');
-    const created = (await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: tenant.auth, payload: { name: 'Temp' } })).json().data;
+    const created = (
+      await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: tenant.auth, payload: { name: 'Temp' } })
+    ).json().data;
     h.clock.advance(1000);
-    const patched = await h.app.inject({ method: 'PATCH', url: `/org/v1/apps/${created.id}`, headers: tenant.auth, payload: { name: 'Renamed', description: 'notes' } });
+    const patched = await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/apps/${created.id}`,
+      headers: tenant.auth,
+      payload: { name: 'Renamed', description: 'notes' },
+    });
     assert.equal(patched.statusCode, 200);
     assert.equal(patched.json().data.name, 'Renamed');
     assert.equal(patched.json().data.description, 'notes');
     assert.notEqual(patched.json().data.updatedAt, created.createdAt);
 
-    const key = (await h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: tenant.auth, payload: { appId: created.id, name: 'pos', environment: 'sandbox' } })).json().data;
+    const key = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/org/v1/keys',
+        headers: tenant.auth,
+        payload: { appId: created.id, name: 'pos', environment: 'sandbox' },
+      })
+    ).json().data;
     const archived = await h.app.inject({ method: 'DELETE', url: `/org/v1/apps/${created.id}`, headers: tenant.auth });
     assert.equal(archived.statusCode, 200);
     assert.equal(archived.json().data.status, 'archived');
     const list = (await h.app.inject({ method: 'GET', url: '/org/v1/apps', headers: tenant.auth })).json().data;
     assert.ok(!list.some((a: { id: string }) => a.id === created.id));
-    const withArchivedKey = await h.app.inject({ method: 'GET', url: '/org/v1/apps', headers: { authorization: `Bearer ${key.rawSecret}` } });
+    const withArchivedKey = await h.app.inject({
+      method: 'GET',
+      url: '/org/v1/apps',
+      headers: { authorization: `Bearer ${key.rawSecret}` },
+    });
     assert.equal(withArchivedKey.statusCode, 401);
     assert.equal(withArchivedKey.json().error.code, 'unauthenticated');
     const details = await h.app.inject({ method: 'GET', url: `/org/v1/apps/${created.id}`, headers: tenant.auth });
     assert.equal(details.json().data.status, 'archived');
-    const patchArchived = await h.app.inject({ method: 'PATCH', url: `/org/v1/apps/${created.id}`, headers: tenant.auth, payload: { name: 'x' } });
+    const patchArchived = await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/apps/${created.id}`,
+      headers: tenant.auth,
+      payload: { name: 'x' },
+    });
     assert.equal(patchArchived.statusCode, 409);
     assert.equal(patchArchived.json().error.code, 'invalid_state');
   });
 
-  test('another organization\'s app is a 404 for every verb', async () => {
+  test("another organization's app is a 404 for every verb", async () => {
     const other = await h.bootstrap('sandbox');
-    for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
-      const res = await h.app.inject({ method, url: `/org/v1/apps/${sandbox.appId}`, headers: other.auth, ...(payload ? { payload } : {}) });
+    for (const [method, payload] of [
+      ['GET', undefined],
+      ['PATCH', { name: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
+      const res = await h.app.inject({
+        method,
+        url: `/org/v1/apps/${sandbox.appId}`,
+        headers: other.auth,
+        ...(payload ? { payload } : {}),
+      });
       assert.equal(res.statusCode, 404, method);
       assert.equal(res.json().error.code, 'not_found');
     }
@@ -101,11 +147,21 @@ forEachDialect('applications API', (dialect) => {
 
   test('a sandbox key cannot create or touch live applications (403), and the reverse', async () => {
     const live = await h.bootstrap('live');
-    const res = await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: sandbox.auth, payload: { name: 'Live app', environment: 'live' } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: sandbox.auth,
+      payload: { name: 'Live app', environment: 'live' },
+    });
     assert.equal(res.statusCode, 403);
     assert.equal(res.json().error.code, 'forbidden');
     // Same organization, other environment: create a sandbox key in the live tenant's org via a sandbox app.
-    const liveSandboxApp = await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: live.auth, payload: { name: 'Sandbox of live org', environment: 'sandbox' } });
+    const liveSandboxApp = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: live.auth,
+      payload: { name: 'Sandbox of live org', environment: 'sandbox' },
+    });
     assert.equal(liveSandboxApp.statusCode, 403);
     const liveOwn = await h.app.inject({ method: 'GET', url: `/org/v1/apps/${live.appId}`, headers: live.auth });
     assert.equal(liveOwn.statusCode, 200);
@@ -139,7 +195,12 @@ forEachDialect('applications API', (dialect) => {
       assert.match(body.error.requestId, /^req_/);
       if (c.param) assert.equal(body.error.param, c.param, c.payload);
     }
-    const unknown = await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: sandbox.auth, payload: { name: 'x', color: 'red' } });
+    const unknown = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: sandbox.auth,
+      payload: { name: 'x', color: 'red' },
+    });
     assert.equal(unknown.json().error.message, "Unknown field 'color'.");
   });
 
@@ -149,7 +210,11 @@ forEachDialect('applications API', (dialect) => {
       assert.equal(res.statusCode, 404, id);
       assert.equal(res.json().error.code, 'not_found');
     }
-    const tooLong = await h.app.inject({ method: 'GET', url: `/org/v1/apps/${'a'.repeat(100)}`, headers: sandbox.auth });
+    const tooLong = await h.app.inject({
+      method: 'GET',
+      url: `/org/v1/apps/${'a'.repeat(100)}`,
+      headers: sandbox.auth,
+    });
     assert.equal(tooLong.statusCode, 400);
     const badQuery = await h.app.inject({ method: 'GET', url: '/org/v1/apps?limit=500', headers: sandbox.auth });
     assert.equal(badQuery.statusCode, 400);

@@ -21,7 +21,9 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
   let appId: string;
   const cli = async (...args: string[]) => {
     try {
-      const { stdout, stderr } = await run('./bin/matricula', args, { env: { ...process.env, DATABASE_URL: db.url, BASE_URL: baseUrl, LOG_LEVEL: 'silent' } });
+      const { stdout, stderr } = await run('./bin/matricula', args, {
+        env: { ...process.env, DATABASE_URL: db.url, BASE_URL: baseUrl, LOG_LEVEL: 'silent' },
+      });
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };
@@ -54,27 +56,50 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
 
   test('issuers list shows the seeded sandbox universities; add validates; remove takes effect at once', async () => {
     const listed = JSON.parse((await cli('issuers', 'list', '--json')).stdout).data;
-    assert.deepEqual(listed.map((i: { domain: string }) => i.domain).sort(), ['pruebas.example', 'sandbox-state.example']);
-    assert.ok(listed.every((i: { environment: string; keys: object }) => i.environment === 'sandbox' && Object.keys(i.keys).length === 3));
+    assert.deepEqual(listed.map((i: { domain: string }) => i.domain).sort(), [
+      'pruebas.example',
+      'sandbox-state.example',
+    ]);
+    assert.ok(
+      listed.every(
+        (i: { environment: string; keys: object }) => i.environment === 'sandbox' && Object.keys(i.keys).length === 3,
+      ),
+    );
 
     const dir = tmpdir();
     const bad = join(dir, `issuer-bad-${process.pid}.json`);
-    writeFileSync(bad, JSON.stringify({ name: 'X', domain: 'Not A Domain', country: 'Spain', environment: 'prod', keys: { sdJwtVc: { kty: 'EC', crv: 'P-256', x: 'a', y: 'b', d: 'secret' } } }));
+    writeFileSync(
+      bad,
+      JSON.stringify({
+        name: 'X',
+        domain: 'Not A Domain',
+        country: 'Spain',
+        environment: 'prod',
+        keys: { sdJwtVc: { kty: 'EC', crv: 'P-256', x: 'a', y: 'b', d: 'secret' } },
+      }),
+    );
     const refused = await cli('issuers', 'add', '--file', bad);
     assert.equal(refused.code, 2);
-    for (const field of ['domain', 'country', 'environment', 'private key']) assert.match(refused.stderr, new RegExp(field));
+    for (const field of ['domain', 'country', 'environment', 'private key'])
+      assert.match(refused.stderr, new RegExp(field));
 
     // The sandbox keys of pruebas.example, registered for live: a live university for this test.
     const pruebas = sandboxIssuers().find((i) => i.domain === 'pruebas.example')!;
     const file = join(dir, `issuer-live-${process.pid}.json`);
-    writeFileSync(file, JSON.stringify({ ...pruebas, environment: 'live', name: 'Universidad de Pruebas (live test)' }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...pruebas, environment: 'live', name: 'Universidad de Pruebas (live test)' }),
+    );
     const added = await cli('issuers', 'add', '--file', file, '--json');
     assert.equal(added.code, 0, added.stderr);
     const issuer = JSON.parse(added.stdout);
     assert.match(issuer.id, /^iss_/);
     assert.equal((await cli('issuers', 'add', '--file', file)).code, 2, 'duplicate domain and environment');
     const live = JSON.parse((await cli('issuers', 'list', '--environment', 'live', '--json')).stdout).data;
-    assert.deepEqual(live.map((i: { id: string }) => i.id), [issuer.id]);
+    assert.deepEqual(
+      live.map((i: { id: string }) => i.id),
+      [issuer.id],
+    );
     const removed = await cli('issuers', 'remove', issuer.id);
     assert.equal(removed.code, 0);
     assert.equal(JSON.parse((await cli('issuers', 'list', '--environment', 'live', '--json')).stdout).data.length, 0);
@@ -85,7 +110,12 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
     const session = await newSession();
     const res = await cli('wallet', 'present', '--qr', session.qrPayload, '--university', 'pruebas.example', '--json');
     assert.equal(res.code, 0, res.stderr);
-    assert.deepEqual(JSON.parse(res.stdout), { sessionId: session.sessionId, status: 'completed', verified: true, failureReason: null });
+    assert.deepEqual(JSON.parse(res.stdout), {
+      sessionId: session.sessionId,
+      status: 'completed',
+      verified: true,
+      failureReason: null,
+    });
     const read = (await api('GET', `/verification/v1/sessions/${session.sessionId}`)).json.data;
     assert.equal(read.result.university.domain, 'pruebas.example');
   });
@@ -107,7 +137,10 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
     [['--tamper'], { status: 'consented', verified: false, failureReason: 'invalid_disclosure' }],
     [['--decline'], { status: 'declined', verified: false, failureReason: 'declined' }],
     [['--format', 'bbs', '--tamper'], { status: 'consented', verified: false, failureReason: 'invalid_proof' }],
-    [['--format', 'groth16', '--inactive'], { status: 'completed', verified: false, failureReason: 'student_inactive' }],
+    [
+      ['--format', 'groth16', '--inactive'],
+      { status: 'completed', verified: false, failureReason: 'student_inactive' },
+    ],
   ];
   for (const [flags, expected] of misbehaviours) {
     test(`wallet present ${flags.join(' ')} misbehaves as asked`, async () => {
@@ -120,11 +153,25 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
 
   test('wallet presentation prints exactly a body for POST /verification/v1/verify', async () => {
     const nonce = 'nonce_my-own-challenge';
-    const res = await cli('wallet', 'presentation', '--format', 'sd-jwt-vc', '--nonce', nonce, '--university', 'sandbox-state.example', '--json');
+    const res = await cli(
+      'wallet',
+      'presentation',
+      '--format',
+      'sd-jwt-vc',
+      '--nonce',
+      nonce,
+      '--university',
+      'sandbox-state.example',
+      '--json',
+    );
     assert.equal(res.code, 0, res.stderr);
     const body = JSON.parse(res.stdout);
     assert.deepEqual(Object.keys(body).sort(), ['format', 'presentation']);
-    const verified = await api('POST', '/verification/v1/verify', { ...body, nonce, requiredClaims: ['is_active_student', 'academic_level'] });
+    const verified = await api('POST', '/verification/v1/verify', {
+      ...body,
+      nonce,
+      requiredClaims: ['is_active_student', 'academic_level'],
+    });
     assert.equal(verified.status, 200);
     assert.equal(verified.json.data.verified, true);
     assert.equal(verified.json.data.claims.academic_level, 'undergraduate');
@@ -137,9 +184,15 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
   test('wallet usage errors exit 2', async () => {
     assert.equal((await cli('wallet', 'present')).code, 2);
     assert.equal((await cli('wallet', 'present', '--qr', 'https://example.com')).code, 2);
-    assert.equal((await cli('wallet', 'present', '--qr', 'matricula://verify?session=s&nonce=n', '--format', 'pdf')).code, 2);
+    assert.equal(
+      (await cli('wallet', 'present', '--qr', 'matricula://verify?session=s&nonce=n', '--format', 'pdf')).code,
+      2,
+    );
     assert.equal((await cli('wallet', 'presentation', '--format', 'bbs')).code, 2);
-    assert.equal((await cli('wallet', 'presentation', '--format', 'bbs', '--nonce', 'n', '--university', 'harvard.edu')).code, 2);
+    assert.equal(
+      (await cli('wallet', 'presentation', '--format', 'bbs', '--nonce', 'n', '--university', 'harvard.edu')).code,
+      2,
+    );
     assert.match((await cli('wallet', 'present', '--help')).stdout, /--wrong-nonce/);
   });
 });

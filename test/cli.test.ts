@@ -15,7 +15,9 @@ forEachDialect('matricula CLI', (dialect) => {
   let base: string;
   const cli = async (...args: string[]) => {
     try {
-      const { stdout, stderr } = await run('./bin/matricula', args, { env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' } });
+      const { stdout, stderr } = await run('./bin/matricula', args, {
+        env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
+      });
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };
@@ -40,14 +42,35 @@ forEachDialect('matricula CLI', (dialect) => {
     const out = JSON.parse(res.stdout);
     assert.deepEqual(Object.keys(out).sort(), ['apiKey', 'application', 'organization']);
     assert.deepEqual(Object.keys(out.organization).sort(), ['id', 'name']);
-    assert.deepEqual(Object.keys(out.application).sort(), ['createdAt', 'environment', 'id', 'keyCount', 'name', 'status', 'webhookCount']);
-    assert.deepEqual(Object.keys(out.apiKey).sort(), ['appId', 'createdAt', 'environment', 'id', 'keyHint', 'name', 'rawSecret']);
+    assert.deepEqual(Object.keys(out.application).sort(), [
+      'createdAt',
+      'environment',
+      'id',
+      'keyCount',
+      'name',
+      'status',
+      'webhookCount',
+    ]);
+    assert.deepEqual(Object.keys(out.apiKey).sort(), [
+      'appId',
+      'createdAt',
+      'environment',
+      'id',
+      'keyHint',
+      'name',
+      'rawSecret',
+    ]);
     assert.equal(out.organization.name, 'Acme Books');
     assert.match(out.apiKey.rawSecret, /^sk_test_/);
-    const response = await fetch(`${base}/org/v1/apps`, { headers: { authorization: `Bearer ${out.apiKey.rawSecret}` } });
+    const response = await fetch(`${base}/org/v1/apps`, {
+      headers: { authorization: `Bearer ${out.apiKey.rawSecret}` },
+    });
     assert.equal(response.status, 200);
     const apps = (await response.json()) as { data: Array<{ id: string }> };
-    assert.deepEqual(apps.data.map((a) => a.id), [out.application.id]);
+    assert.deepEqual(
+      apps.data.map((a) => a.id),
+      [out.application.id],
+    );
   });
 
   test('org create --environment live makes a live key; keys create and apps list work', async () => {
@@ -66,7 +89,13 @@ forEachDialect('matricula CLI', (dialect) => {
   });
 
   test('--help works on every command; bad usage exits 2 with a message', async () => {
-    for (const args of [['--help'], ['org', 'create', '--help'], ['keys', 'create', '--help'], ['apps', 'list', '--help'], ['org', '--help']]) {
+    for (const args of [
+      ['--help'],
+      ['org', 'create', '--help'],
+      ['keys', 'create', '--help'],
+      ['apps', 'list', '--help'],
+      ['org', '--help'],
+    ]) {
       const res = await cli(...args);
       assert.equal(res.code, 0, args.join(' '));
       assert.match(res.stdout, /Usage: matricula/);

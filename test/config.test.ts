@@ -18,7 +18,13 @@ test('defaults follow DESIGN §1', () => {
 
 test('values are parsed and the role comes from --role', () => {
   const config = loadConfig(
-    { PORT: '9000', BASE_URL: 'https://verify.example.com/', PORTAL_URL: 'https://portal.example.com', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '1, 2,3' },
+    {
+      PORT: '9000',
+      BASE_URL: 'https://verify.example.com/',
+      PORTAL_URL: 'https://portal.example.com',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '1, 2,3',
+    },
     ['--role', 'worker'],
   );
   assert.equal(config.port, 9000);
@@ -43,12 +49,18 @@ test('a bad value names its variable', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
   ];
   for (const [env, pattern] of cases) {
-    assert.throws(() => loadConfig(env), (err: unknown) => err instanceof ConfigError && pattern.test(err.message));
+    assert.throws(
+      () => loadConfig(env),
+      (err: unknown) => err instanceof ConfigError && pattern.test(err.message),
+    );
   }
 });
 
 test('the server stops at start with one clear line for a bad value', () => {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: 'abc' }, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: 'abc' },
+    encoding: 'utf8',
+  });
   assert.equal(result.status, 1);
   assert.equal(result.stderr.trim(), 'Invalid configuration: PORT must be a whole number from 0 to 65535 (got "abc")');
 });

@@ -11,7 +11,12 @@ forEachDialect('HTTP conventions', (dialect) => {
   });
 
   const createApp = (name: string, key?: string, auth = tenant.auth) =>
-    h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: { ...auth, ...(key ? { 'idempotency-key': key } : {}) }, payload: { name } });
+    h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: { ...auth, ...(key ? { 'idempotency-key': key } : {}) },
+      payload: { name },
+    });
 
   test('every response carries X-Request-Id, errors echo it in the body', async () => {
     const ok = await h.app.inject({ method: 'GET', url: '/healthz' });
@@ -32,7 +37,8 @@ forEachDialect('HTTP conventions', (dialect) => {
     assert.equal(second.statusCode, 201);
     assert.equal(second.json().data.id, first.json().data.id);
     assert.equal(second.headers['idempotent-replayed'], 'true');
-    const list = (await h.app.inject({ method: 'GET', url: '/org/v1/apps?limit=100', headers: tenant.auth })).json().data;
+    const list = (await h.app.inject({ method: 'GET', url: '/org/v1/apps?limit=100', headers: tenant.auth })).json()
+      .data;
     assert.equal(list.filter((a: { name: string }) => a.name === 'Idem A').length, 1);
   });
 
@@ -55,9 +61,19 @@ forEachDialect('HTTP conventions', (dialect) => {
   });
 
   test('Idempotency-Key: errors are replayed too, malformed keys are rejected', async () => {
-    const bad = await h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: { ...tenant.auth, 'idempotency-key': 'idem-4' }, payload: { appId: 'app_00000000000000000000000000', name: 'x', environment: 'sandbox' } });
+    const bad = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/keys',
+      headers: { ...tenant.auth, 'idempotency-key': 'idem-4' },
+      payload: { appId: 'app_00000000000000000000000000', name: 'x', environment: 'sandbox' },
+    });
     assert.equal(bad.statusCode, 404);
-    const replay = await h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: { ...tenant.auth, 'idempotency-key': 'idem-4' }, payload: { appId: 'app_00000000000000000000000000', name: 'x', environment: 'sandbox' } });
+    const replay = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/keys',
+      headers: { ...tenant.auth, 'idempotency-key': 'idem-4' },
+      payload: { appId: 'app_00000000000000000000000000', name: 'x', environment: 'sandbox' },
+    });
     assert.equal(replay.statusCode, 404);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     const tooLong = await createApp('x', 'k'.repeat(300));
@@ -67,7 +83,10 @@ forEachDialect('HTTP conventions', (dialect) => {
 
   test('/healthz and /readyz answer; /readyz checks the database', async () => {
     assert.deepEqual((await h.app.inject({ method: 'GET', url: '/healthz' })).json(), { status: 'ok' });
-    assert.deepEqual((await h.app.inject({ method: 'GET', url: '/readyz' })).json(), { status: 'ready', database: 'ok' });
+    assert.deepEqual((await h.app.inject({ method: 'GET', url: '/readyz' })).json(), {
+      status: 'ready',
+      database: 'ok',
+    });
   });
 
   test('/openapi.json is OpenAPI 3.1 with every route, bearer security and error responses', async () => {
@@ -87,7 +106,8 @@ forEachDialect('HTTP conventions', (dialect) => {
       const op = doc.paths[path]?.[method];
       assert.ok(op, `${method} ${path} documented`);
       assert.deepEqual(op.security, [{ bearerAuth: [] }]);
-      for (const status of ['400', '401', '500']) assert.ok(op.responses[status], `${method} ${path} documents ${status}`);
+      for (const status of ['400', '401', '500'])
+        assert.ok(op.responses[status], `${method} ${path} documents ${status}`);
     }
     assert.ok(doc.paths['/healthz'].get);
     assert.ok(doc.components.securitySchemes.bearerAuth);

@@ -14,9 +14,16 @@ forEachDialect('idempotency purge', (dialect) => {
   });
 
   const createApp = (name: string, key: string) =>
-    h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: { ...tenant.auth, 'idempotency-key': key }, payload: { name } });
+    h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: { ...tenant.auth, 'idempotency-key': key },
+      payload: { name },
+    });
   const storedKeys = async () =>
-    (await h.store.db.selectFrom('idempotency_keys').select('idempotency_key').orderBy('idempotency_key').execute()).map((r) => r.idempotency_key);
+    (
+      await h.store.db.selectFrom('idempotency_keys').select('idempotency_key').orderBy('idempotency_key').execute()
+    ).map((r) => r.idempotency_key);
 
   test('deletes the responses older than 24 hours, keeps the younger ones and their replays', async () => {
     assert.equal((await createApp('Old', 'purge-old')).statusCode, 201);
@@ -25,7 +32,11 @@ forEachDialect('idempotency purge', (dialect) => {
     assert.equal(young.statusCode, 201);
 
     h.clock.advance(23 * HOUR_MS);
-    assert.equal(await purgeExpiredIdempotencyKeys({ db: h.store.db, clock: h.clock }), 0, 'exactly 24 hours old is still inside the window');
+    assert.equal(
+      await purgeExpiredIdempotencyKeys({ db: h.store.db, clock: h.clock }),
+      0,
+      'exactly 24 hours old is still inside the window',
+    );
     assert.deepEqual(await storedKeys(), ['purge-old', 'purge-young']);
 
     h.clock.advance(1);
@@ -38,6 +49,10 @@ forEachDialect('idempotency purge', (dialect) => {
     h.clock.advance(1 * HOUR_MS);
     assert.equal(await purgeExpiredIdempotencyKeys({ db: h.store.db, clock: h.clock }), 1);
     assert.deepEqual(await storedKeys(), []);
-    assert.equal(await purgeExpiredIdempotencyKeys({ db: h.store.db, clock: h.clock }), 0, 'a second run finds nothing');
+    assert.equal(
+      await purgeExpiredIdempotencyKeys({ db: h.store.db, clock: h.clock }),
+      0,
+      'a second run finds nothing',
+    );
   });
 });

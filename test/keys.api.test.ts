@@ -13,7 +13,8 @@ forEachDialect('API keys', (dialect) => {
     sandbox = readyTenant;
   });
 
-  const generate = (tenant: Tenant, body: Record<string, unknown>) => h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: tenant.auth, payload: body });
+  const generate = (tenant: Tenant, body: Record<string, unknown>) =>
+    h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: tenant.auth, payload: body });
 
   test('generate returns 201 with exactly the 2.3 fields and the raw secret once', async () => {
     const res = await generate(sandbox, { appId: sandbox.appId, name: 'checkout-server', environment: 'sandbox' });
@@ -24,12 +25,22 @@ forEachDialect('API keys', (dialect) => {
     assert.match(key.rawSecret, /^sk_test_/);
     assert.equal(parseSecret(key.rawSecret), 'sandbox');
     assert.equal(key.keyHint, `sk_test_${'*'.repeat(34)}${key.rawSecret.slice(-4)}`);
-    const works = await h.app.inject({ method: 'GET', url: '/org/v1/apps', headers: { authorization: `Bearer ${key.rawSecret}` } });
+    const works = await h.app.inject({
+      method: 'GET',
+      url: '/org/v1/apps',
+      headers: { authorization: `Bearer ${key.rawSecret}` },
+    });
     assert.equal(works.statusCode, 200);
-    const list = await h.app.inject({ method: 'GET', url: `/org/v1/keys?appId=${sandbox.appId}`, headers: sandbox.auth });
+    const list = await h.app.inject({
+      method: 'GET',
+      url: `/org/v1/keys?appId=${sandbox.appId}`,
+      headers: sandbox.auth,
+    });
     assert.equal(list.statusCode, 200);
     assert.ok(!list.body.includes(key.rawSecret));
-    assert.ok(list.json().data.some((k: { id: string; keyHint: string }) => k.id === key.id && k.keyHint === key.keyHint));
+    assert.ok(
+      list.json().data.some((k: { id: string; keyHint: string }) => k.id === key.id && k.keyHint === key.keyHint),
+    );
     for (const k of list.json().data) assert.equal(k.rawSecret, undefined);
   });
 
@@ -55,7 +66,10 @@ forEachDialect('API keys', (dialect) => {
     // A sandbox app in the same organization, created directly in the store the way the CLI would.
     const { insertNewApplication } = await import('../src/services/applications.ts');
     const { issueKey } = await import('../src/services/api-keys.ts');
-    const sandboxApp = await insertNewApplication(h.store.db, { clock: h.clock }, live.orgId, { name: 'sbx', environment: 'sandbox' });
+    const sandboxApp = await insertNewApplication(h.store.db, { clock: h.clock }, live.orgId, {
+      name: 'sbx',
+      environment: 'sandbox',
+    });
     const sandboxKey = await issueKey(h.store.db, { clock: h.clock }, sandboxApp, 'sbx');
     const res = await h.app.inject({
       method: 'POST',
@@ -65,17 +79,33 @@ forEachDialect('API keys', (dialect) => {
     });
     assert.equal(res.statusCode, 403);
     assert.equal(res.json().error.code, 'forbidden');
-    const details = await h.app.inject({ method: 'GET', url: `/org/v1/apps/${live.appId}`, headers: { authorization: `Bearer ${sandboxKey.rawSecret}` } });
+    const details = await h.app.inject({
+      method: 'GET',
+      url: `/org/v1/apps/${live.appId}`,
+      headers: { authorization: `Bearer ${sandboxKey.rawSecret}` },
+    });
     assert.equal(details.statusCode, 403);
-    const revokeLive = await h.app.inject({ method: 'DELETE', url: `/org/v1/keys/${live.keyId}`, headers: { authorization: `Bearer ${sandboxKey.rawSecret}` } });
+    const revokeLive = await h.app.inject({
+      method: 'DELETE',
+      url: `/org/v1/keys/${live.keyId}`,
+      headers: { authorization: `Bearer ${sandboxKey.rawSecret}` },
+    });
     assert.equal(revokeLive.statusCode, 403);
     // Listing apps shows both environments of the organization.
-    const list = (await h.app.inject({ method: 'GET', url: '/org/v1/apps', headers: { authorization: `Bearer ${sandboxKey.rawSecret}` } })).json().data;
+    const list = (
+      await h.app.inject({
+        method: 'GET',
+        url: '/org/v1/apps',
+        headers: { authorization: `Bearer ${sandboxKey.rawSecret}` },
+      })
+    ).json().data;
     assert.deepEqual(new Set(list.map((a: { environment: string }) => a.environment)), new Set(['sandbox', 'live']));
   });
 
   test('revoke: the next request with the key is 401 key_revoked; revoking again is 404', async () => {
-    const created = (await generate(sandbox, { appId: sandbox.appId, name: 'short-lived', environment: 'sandbox' })).json().data;
+    const created = (
+      await generate(sandbox, { appId: sandbox.appId, name: 'short-lived', environment: 'sandbox' })
+    ).json().data;
     const auth = { authorization: `Bearer ${created.rawSecret}` };
     assert.equal((await h.app.inject({ method: 'GET', url: '/org/v1/apps', headers: auth })).statusCode, 200);
     const revoked = await h.app.inject({ method: 'DELETE', url: `/org/v1/keys/${created.id}`, headers: sandbox.auth });
@@ -87,36 +117,52 @@ forEachDialect('API keys', (dialect) => {
     assert.equal(after.headers['www-authenticate'], 'Bearer');
     const again = await h.app.inject({ method: 'DELETE', url: `/org/v1/keys/${created.id}`, headers: sandbox.auth });
     assert.equal(again.statusCode, 404);
-    const list = (await h.app.inject({ method: 'GET', url: `/org/v1/keys?appId=${sandbox.appId}`, headers: sandbox.auth })).json().data;
+    const list = (
+      await h.app.inject({ method: 'GET', url: `/org/v1/keys?appId=${sandbox.appId}`, headers: sandbox.auth })
+    ).json().data;
     assert.ok(!list.some((k: { id: string }) => k.id === created.id));
   });
 
   test('revoking through one instance is refused by a second instance at once', async () => {
     const second = await h.secondInstance();
-    const created = (await generate(sandbox, { appId: sandbox.appId, name: 'multi', environment: 'sandbox' })).json().data;
+    const created = (await generate(sandbox, { appId: sandbox.appId, name: 'multi', environment: 'sandbox' })).json()
+      .data;
     const auth = { authorization: `Bearer ${created.rawSecret}` };
     assert.equal((await second.inject({ method: 'GET', url: '/org/v1/apps', headers: auth })).statusCode, 200);
-    assert.equal((await h.app.inject({ method: 'DELETE', url: `/org/v1/keys/${created.id}`, headers: sandbox.auth })).statusCode, 200);
+    assert.equal(
+      (await h.app.inject({ method: 'DELETE', url: `/org/v1/keys/${created.id}`, headers: sandbox.auth })).statusCode,
+      200,
+    );
     const res = await second.inject({ method: 'GET', url: '/org/v1/apps', headers: auth });
     assert.equal(res.statusCode, 401);
     assert.equal(res.json().error.code, 'key_revoked');
   });
 
   test('a key can revoke itself, and is refused right after', async () => {
-    const created = (await generate(sandbox, { appId: sandbox.appId, name: 'self', environment: 'sandbox' })).json().data;
+    const created = (await generate(sandbox, { appId: sandbox.appId, name: 'self', environment: 'sandbox' })).json()
+      .data;
     const auth = { authorization: `Bearer ${created.rawSecret}` };
-    assert.equal((await h.app.inject({ method: 'DELETE', url: `/org/v1/keys/${created.id}`, headers: auth })).statusCode, 200);
-    assert.equal((await h.app.inject({ method: 'GET', url: '/org/v1/keys', headers: auth })).json().error.code, 'key_revoked');
+    assert.equal(
+      (await h.app.inject({ method: 'DELETE', url: `/org/v1/keys/${created.id}`, headers: auth })).statusCode,
+      200,
+    );
+    assert.equal(
+      (await h.app.inject({ method: 'GET', url: '/org/v1/keys', headers: auth })).json().error.code,
+      'key_revoked',
+    );
   });
 
-  test('another organization\'s key is a 404 to revoke and invisible to list', async () => {
+  test("another organization's key is a 404 to revoke and invisible to list", async () => {
     const other = await h.bootstrap('sandbox');
     const res = await h.app.inject({ method: 'DELETE', url: `/org/v1/keys/${sandbox.keyId}`, headers: other.auth });
     assert.equal(res.statusCode, 404);
     const list = await h.app.inject({ method: 'GET', url: `/org/v1/keys?appId=${sandbox.appId}`, headers: other.auth });
     assert.equal(list.statusCode, 404);
     const all = (await h.app.inject({ method: 'GET', url: '/org/v1/keys', headers: other.auth })).json().data;
-    assert.deepEqual(all.map((k: { id: string }) => k.id), [other.keyId]);
+    assert.deepEqual(
+      all.map((k: { id: string }) => k.id),
+      [other.keyId],
+    );
   });
 
   test('missing, garbage, wrong-scheme and checksum-broken bearer tokens are 401 unauthenticated', async () => {
@@ -131,8 +177,18 @@ forEachDialect('API keys', (dialect) => {
       { authorization: `Bearer ${sandbox.secret} extra` },
     ];
     for (const headers of headerSets) {
-      for (const [method, url] of [['GET', '/org/v1/apps'], ['POST', '/org/v1/keys'], ['DELETE', `/org/v1/keys/${sandbox.keyId}`], ['GET', `/org/v1/apps/${sandbox.appId}`]] as const) {
-        const res = await h.app.inject({ method, url, headers, ...(method === 'POST' ? { payload: { appId: sandbox.appId, name: 'x', environment: 'sandbox' } } : {}) });
+      for (const [method, url] of [
+        ['GET', '/org/v1/apps'],
+        ['POST', '/org/v1/keys'],
+        ['DELETE', `/org/v1/keys/${sandbox.keyId}`],
+        ['GET', `/org/v1/apps/${sandbox.appId}`],
+      ] as const) {
+        const res = await h.app.inject({
+          method,
+          url,
+          headers,
+          ...(method === 'POST' ? { payload: { appId: sandbox.appId, name: 'x', environment: 'sandbox' } } : {}),
+        });
         assert.equal(res.statusCode, 401, `${method} ${url} ${JSON.stringify(headers)}`);
         assert.equal(res.json().error.code, 'unauthenticated');
       }
@@ -153,7 +209,11 @@ forEachDialect('API keys', (dialect) => {
       assert.equal(res.statusCode, 400, JSON.stringify(body));
       assert.equal(res.json().error.param, param);
     }
-    const unknownApp = await generate(sandbox, { appId: 'app_00000000000000000000000000', name: 'x', environment: 'sandbox' });
+    const unknownApp = await generate(sandbox, {
+      appId: 'app_00000000000000000000000000',
+      name: 'x',
+      environment: 'sandbox',
+    });
     assert.equal(unknownApp.statusCode, 404);
     assert.equal(unknownApp.json().error.param, 'appId');
   });

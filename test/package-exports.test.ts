@@ -3,7 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
 const root = new URL('../', import.meta.url);
-const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { exports: unknown; bin: Record<string, string> };
+const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
+  exports: unknown;
+  bin: Record<string, string>;
+};
 
 /** Every target path of an `exports` map, through conditions and subpaths alike. */
 function targets(entry: unknown): string[] {

@@ -20,11 +20,25 @@ forEachDialect('portal API', (dialect) => {
   });
   after(() => h.close());
 
-  const status = (sessionId: string) => h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${encodeURIComponent(sessionId)}/status` });
-  const build = (s: Pick<CreatedSession, 'sessionId' | 'challengeNonce'>, format: string, student: Record<string, unknown> = STUDENT) =>
-    h.app.inject({ method: 'POST', url: '/wallet/sandbox/presentation', payload: { sessionId: s.sessionId, nonce: s.challengeNonce, format, student } });
+  const status = (sessionId: string) =>
+    h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${encodeURIComponent(sessionId)}/status` });
+  const build = (
+    s: Pick<CreatedSession, 'sessionId' | 'challengeNonce'>,
+    format: string,
+    student: Record<string, unknown> = STUDENT,
+  ) =>
+    h.app.inject({
+      method: 'POST',
+      url: '/wallet/sandbox/presentation',
+      payload: { sessionId: s.sessionId, nonce: s.challengeNonce, format, student },
+    });
   const acceptedFormats = async (s: CreatedSession): Promise<string[]> =>
-    (await h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}` })).json().data.acceptedFormats;
+    (
+      await h.app.inject({
+        method: 'GET',
+        url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}`,
+      })
+    ).json().data.acceptedFormats;
 
   describe('GET /verification/v1/sessions/{id}/status', () => {
     test('needs no key and says the state, the expiry and the server clock: nothing else', async () => {
@@ -34,13 +48,21 @@ forEachDialect('portal API', (dialect) => {
       assert.equal(res.headers['cache-control'], 'no-store');
       assert.deepEqual(res.json(), {
         success: true,
-        data: { sessionId: s.sessionId, status: 'pending', verified: null, expiresAt: s.expiresAt, now: h.clock.now().toISOString() },
+        data: {
+          sessionId: s.sessionId,
+          status: 'pending',
+          verified: null,
+          expiresAt: s.expiresAt,
+          now: h.clock.now().toISOString(),
+        },
       });
       assert.doesNotMatch(res.body, /nonce_/);
     });
 
     test('a verified session reads completed and verified, without claims, university or format', async () => {
-      const s = await createSession(h, sandbox, { requiredClaims: ['is_active_student', 'university_domain', 'academic_level'] });
+      const s = await createSession(h, sandbox, {
+        requiredClaims: ['is_active_student', 'university_domain', 'academic_level'],
+      });
       await consent(h, s);
       const built = await build(s, 'sd-jwt-vc');
       assert.equal((await submit(h, s, 'sd-jwt-vc', built.json().data.presentation)).json().data.verified, true);
@@ -55,9 +77,18 @@ forEachDialect('portal API', (dialect) => {
       const s = await createSession(h, sandbox);
       await consent(h, s);
       const built = await build(s, 'sd-jwt-vc', { ...STUDENT, active: false });
-      assert.equal((await submit(h, s, 'sd-jwt-vc', built.json().data.presentation)).json().data.failureReason, 'student_inactive');
+      assert.equal(
+        (await submit(h, s, 'sd-jwt-vc', built.json().data.presentation)).json().data.failureReason,
+        'student_inactive',
+      );
       const res = await status(s.sessionId);
-      assert.deepEqual(res.json().data, { sessionId: s.sessionId, status: 'completed', verified: false, expiresAt: s.expiresAt, now: h.clock.now().toISOString() });
+      assert.deepEqual(res.json().data, {
+        sessionId: s.sessionId,
+        status: 'completed',
+        verified: false,
+        expiresAt: s.expiresAt,
+        now: h.clock.now().toISOString(),
+      });
     });
 
     test('consented, declined, cancelled, and expired exactly at expiresAt (before any sweeper)', async () => {
@@ -70,7 +101,11 @@ forEachDialect('portal API', (dialect) => {
       assert.equal((await status(declined.sessionId)).json().data.status, 'declined');
 
       const cancelled = await createSession(h, sandbox);
-      await h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${cancelled.sessionId}/cancel`, headers: sandbox.auth });
+      await h.app.inject({
+        method: 'POST',
+        url: `/verification/v1/sessions/${cancelled.sessionId}/cancel`,
+        headers: sandbox.auth,
+      });
       assert.equal((await status(cancelled.sessionId)).json().data.status, 'cancelled');
 
       const expiring = await createSession(h, sandbox, { expiresInSeconds: 30 });
@@ -89,7 +124,12 @@ forEachDialect('portal API', (dialect) => {
     });
 
     test('an unknown or malformed id is a JSON 404', async () => {
-      for (const id of ['sess_01aaaaaaaaaaaaaaaaaaaaaaaa', 'sess_nope', 'app_01aaaaaaaaaaaaaaaaaaaaaaaa', 'x'.repeat(64)]) {
+      for (const id of [
+        'sess_01aaaaaaaaaaaaaaaaaaaaaaaa',
+        'sess_nope',
+        'app_01aaaaaaaaaaaaaaaaaaaaaaaa',
+        'x'.repeat(64),
+      ]) {
         const res = await status(id);
         assert.equal(res.statusCode, 404, id);
         assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
@@ -111,10 +151,19 @@ forEachDialect('portal API', (dialect) => {
         assert.equal(built.json().data.format, format);
         const res = await submit(h, s, format as never, built.json().data.presentation);
         assert.equal(res.statusCode, 200, `${format}: ${res.body}`);
-        assert.deepEqual(res.json().data, { sessionId: s.sessionId, status: 'completed', verified: true, failureReason: null });
+        assert.deepEqual(res.json().data, {
+          sessionId: s.sessionId,
+          status: 'completed',
+          verified: true,
+          failureReason: null,
+        });
         const result = (await getSession(h, sandbox, s.sessionId)).json().data.result;
         // Exactly what the session asked for, always including is_active_student.
-        assert.deepEqual(result.claims, { is_active_student: true, university_domain: 'pruebas.example', academic_level: 'postgraduate' }, format);
+        assert.deepEqual(
+          result.claims,
+          { is_active_student: true, university_domain: 'pruebas.example', academic_level: 'postgraduate' },
+          format,
+        );
         assert.equal(result.university.name, 'Universidad de Pruebas');
       }
     });
@@ -123,13 +172,21 @@ forEachDialect('portal API', (dialect) => {
       const inactive = await createSession(h, sandbox);
       await consent(h, inactive);
       const a = await build(inactive, 'sd-jwt-vc', { ...STUDENT, active: false });
-      assert.equal((await submit(h, inactive, 'sd-jwt-vc', a.json().data.presentation)).json().data.failureReason, 'student_inactive');
+      assert.equal(
+        (await submit(h, inactive, 'sd-jwt-vc', a.json().data.presentation)).json().data.failureReason,
+        'student_inactive',
+      );
 
       const expired = await createSession(h, sandbox, { requiredClaims: ['is_active_student', 'valid_until'] });
       await consent(h, expired);
       const b = await build(expired, 'bbs', { ...STUDENT, expired: true });
       const res = await submit(h, expired, 'bbs', b.json().data.presentation);
-      assert.deepEqual(res.json().data, { sessionId: expired.sessionId, status: 'completed', verified: false, failureReason: 'credential_expired' });
+      assert.deepEqual(res.json().data, {
+        sessionId: expired.sessionId,
+        status: 'completed',
+        verified: false,
+        failureReason: 'credential_expired',
+      });
       const claims = (await getSession(h, sandbox, expired.sessionId)).json().data.result.claims;
       assert.ok(Date.parse(claims.valid_until) < h.clock.now().getTime());
     });
@@ -155,8 +212,15 @@ forEachDialect('portal API', (dialect) => {
 
     test('a wrong nonce or an unknown session is a 404; an expired session a 410; a finished one a 409', async () => {
       const s = await createSession(h, sandbox);
-      assert.equal((await build({ sessionId: s.sessionId, challengeNonce: 'nonce_wrong' }, 'sd-jwt-vc')).statusCode, 404);
-      assert.equal((await build({ sessionId: 'sess_01aaaaaaaaaaaaaaaaaaaaaaaa', challengeNonce: s.challengeNonce }, 'sd-jwt-vc')).statusCode, 404);
+      assert.equal(
+        (await build({ sessionId: s.sessionId, challengeNonce: 'nonce_wrong' }, 'sd-jwt-vc')).statusCode,
+        404,
+      );
+      assert.equal(
+        (await build({ sessionId: 'sess_01aaaaaaaaaaaaaaaaaaaaaaaa', challengeNonce: s.challengeNonce }, 'sd-jwt-vc'))
+          .statusCode,
+        404,
+      );
 
       const declined = await createSession(h, sandbox);
       await consent(h, declined, 'declined');
@@ -182,7 +246,11 @@ forEachDialect('portal API', (dialect) => {
         [{ format: 'sd-jwt-vc', student: STUDENT, validUntil: '2099-01-01T00:00:00.000Z' }, 'validUntil'],
       ];
       for (const [body, param] of cases) {
-        const res = await h.app.inject({ method: 'POST', url: '/wallet/sandbox/presentation', payload: { sessionId: s.sessionId, nonce: s.challengeNonce, ...body } });
+        const res = await h.app.inject({
+          method: 'POST',
+          url: '/wallet/sandbox/presentation',
+          payload: { sessionId: s.sessionId, nonce: s.challengeNonce, ...body },
+        });
         assert.equal(res.statusCode, 400, param);
         assert.equal(res.json().error.param, param);
       }
@@ -197,7 +265,10 @@ forEachDialect('portal API', (dialect) => {
       assert.equal(op.security, undefined);
       assert.ok(op.description.length > 40);
     }
-    assert.deepEqual(Object.keys(statusOp.responses['200'].content['application/json'].schema.properties.data.properties).sort(), ['expiresAt', 'now', 'sessionId', 'status', 'verified']);
+    assert.deepEqual(
+      Object.keys(statusOp.responses['200'].content['application/json'].schema.properties.data.properties).sort(),
+      ['expiresAt', 'now', 'sessionId', 'status', 'verified'],
+    );
     assert.ok(buildOp.responses['403']);
     for (const path of Object.keys(doc.paths)) assert.doesNotMatch(path, /^\/(verify|wallet$|assets)/);
   });
@@ -210,11 +281,17 @@ describe('sandbox presentation build limiter', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     const first = run(() => gate.then(() => 1));
     const second = run(() => gate.then(() => 2));
-    await assert.rejects(run(async () => 3), (error: unknown) => error instanceof ApiError && error.code === 'rate_limited' && error.status === 429);
+    await assert.rejects(
+      run(async () => 3),
+      (error: unknown) => error instanceof ApiError && error.code === 'rate_limited' && error.status === 429,
+    );
     release();
     assert.deepEqual(await Promise.all([first, second]), [1, 2]);
     assert.equal(await run(async () => 4), 4);
-    await assert.rejects(run(() => Promise.reject(new Error('boom'))), /boom/);
+    await assert.rejects(
+      run(() => Promise.reject(new Error('boom'))),
+      /boom/,
+    );
     assert.equal(await run(async () => 5), 5);
   });
 });

@@ -35,7 +35,12 @@ describe('portal and sandbox wallet in Chromium', () => {
 
   before(async () => {
     [server, browser] = await Promise.all([startPortalServer('sqlite'), launchBrowser()]);
-    const res = await server.h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: server.sandbox.auth, payload: { name: 'Campus Bookshop' } });
+    const res = await server.h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: server.sandbox.auth,
+      payload: { name: 'Campus Bookshop' },
+    });
     shopAppId = res.json().data.id;
   });
   after(async () => {
@@ -44,7 +49,12 @@ describe('portal and sandbox wallet in Chromium', () => {
   });
 
   const session = (body: Record<string, unknown> = {}) =>
-    createSession(server.h, server.sandbox, { appId: shopAppId, purpose: '15% student discount on your order', requiredClaims: ['is_active_student', 'university_domain'], ...body });
+    createSession(server.h, server.sandbox, {
+      appId: shopAppId,
+      purpose: '15% student discount on your order',
+      requiredClaims: ['is_active_student', 'university_domain'],
+      ...body,
+    });
 
   async function newPage(name: string, viewport = DESKTOP): Promise<Page> {
     const page = await browser.context.newPage();
@@ -62,11 +72,15 @@ describe('portal and sandbox wallet in Chromium', () => {
     return page;
   }
 
-  const sameDocument = (page: Page) => page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce === true);
+  const sameDocument = (page: Page) =>
+    page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce === true);
 
   /** Follows the portal's "Open in sandbox wallet" link into the new tab it opens. */
   async function openSandboxWallet(portal: Page, viewport = DESKTOP): Promise<Page> {
-    const [wallet] = await Promise.all([browser.context.waitForEvent('page'), portal.getByRole('link', { name: 'Open in sandbox wallet' }).click()]);
+    const [wallet] = await Promise.all([
+      browser.context.waitForEvent('page'),
+      portal.getByRole('link', { name: 'Open in sandbox wallet' }).click(),
+    ]);
     watches.push({ name: `wallet from ${portal.url()}`, watch: watchPage(wallet, server.origin) });
     await wallet.setViewportSize(viewport);
     await wallet.getByRole('heading', { name: 'Campus Bookshop asks you to share' }).waitFor(WAIT);
@@ -86,7 +100,10 @@ describe('portal and sandbox wallet in Chromium', () => {
     assert.equal(await portal.title(), 'Verify for Campus Bookshop · Matricula');
     await heading(portal, 'Campus Bookshop asks you to confirm you are a student').waitFor(WAIT);
     assert.match(await portal.locator('.purpose').innerText(), /15% student discount on your order/);
-    assert.deepEqual(await portal.locator('.claims li').allInnerTexts(), ['That you are currently enrolled as a student', 'Which university you study at']);
+    assert.deepEqual(await portal.locator('.claims li').allInnerTexts(), [
+      'That you are currently enrolled as a student',
+      'Which university you study at',
+    ]);
     // Counted from the server's clock (the browser's is hours away from the test clock).
     assert.match(await portal.locator('#countdown').innerText(), /^(5:00|4:5\d)$/);
     const qr = portal.getByRole('img', { name: /QR code/ });
@@ -97,9 +114,19 @@ describe('portal and sandbox wallet in Chromium', () => {
 
     const wallet = await openSandboxWallet(portal);
     assert.match(await wallet.locator('.purpose').innerText(), /15% student discount on your order/);
-    const accepted = (await server.h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}` })).json().data
-      .acceptedFormats as string[];
-    assert.deepEqual(await wallet.getByRole('group', { name: 'Format' }).getByRole('radio').evaluateAll((radios) => radios.map((r) => (r as HTMLInputElement).value)), accepted);
+    const accepted = (
+      await server.h.app.inject({
+        method: 'GET',
+        url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}`,
+      })
+    ).json().data.acceptedFormats as string[];
+    assert.deepEqual(
+      await wallet
+        .getByRole('group', { name: 'Format' })
+        .getByRole('radio')
+        .evaluateAll((radios) => radios.map((r) => (r as HTMLInputElement).value)),
+      accepted,
+    );
     assert.deepEqual(await lowContrast(wallet, TEXT_SELECTORS), []);
     await screenshot(wallet, 'wallet-request-desktop');
 
@@ -111,7 +138,10 @@ describe('portal and sandbox wallet in Chromium', () => {
     await heading(portal, 'Verified').waitFor(WAIT);
     assert.equal(await sameDocument(portal), true);
     assert.equal(await portal.title(), 'Verified · Matricula');
-    assert.match(await portal.locator('#announcer').innerText(), /^Verified\. Campus Bookshop now knows you are an active student/);
+    assert.match(
+      await portal.locator('#announcer').innerText(),
+      /^Verified\. Campus Bookshop now knows you are an active student/,
+    );
     assert.equal(await qr.isVisible(), false);
     assert.equal(await portal.locator('#countdown').isVisible(), false);
     assert.deepEqual(await lowContrast(portal, TEXT_SELECTORS), []);
@@ -157,12 +187,19 @@ describe('portal and sandbox wallet in Chromium', () => {
       wallet.evaluate(() => {
         const element = document.activeElement as HTMLElement;
         const style = getComputedStyle(element);
-        return { id: element.id, text: element.textContent?.trim() ?? '', outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2 };
+        return {
+          id: element.id,
+          text: element.textContent?.trim() ?? '',
+          outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2,
+        };
       });
     await wallet.keyboard.press('Tab');
     const skip = await focused();
     assert.equal(skip.text, 'Skip to content');
-    assert.ok((await wallet.getByRole('link', { name: 'Skip to content' }).boundingBox())!.y >= 0, 'the skip link shows when focused');
+    assert.ok(
+      (await wallet.getByRole('link', { name: 'Skip to content' }).boundingBox())!.y >= 0,
+      'the skip link shows when focused',
+    );
     let reached = false;
     for (let i = 0; i < 40 && !reached; i++) {
       await wallet.keyboard.press('Tab');
@@ -188,12 +225,20 @@ describe('portal and sandbox wallet in Chromium', () => {
     assert.match(await portal.locator('#countdown').innerText(), /^(1:00|0:5\d)$/);
 
     server.h.clock.advance(45_000);
-    await portal.waitForFunction(() => {
-      const [m, sec] = (document.getElementById('countdown')?.textContent ?? '9:99').split(':').map(Number);
-      return m! * 60 + sec! <= 15;
-    }, undefined, WAIT);
+    await portal.waitForFunction(
+      () => {
+        const [m, sec] = (document.getElementById('countdown')?.textContent ?? '9:99').split(':').map(Number);
+        return m! * 60 + sec! <= 15;
+      },
+      undefined,
+      WAIT,
+    );
     assert.equal(await portal.locator('.countdown.soon').isVisible(), true);
-    assert.equal(await heading(portal, 'Scan with your student wallet').isVisible(), true, 'not expired until the server says so');
+    assert.equal(
+      await heading(portal, 'Scan with your student wallet').isVisible(),
+      true,
+      'not expired until the server says so',
+    );
 
     server.h.clock.advance(15_000);
     await heading(portal, 'This code has expired').waitFor(WAIT);
@@ -205,7 +250,11 @@ describe('portal and sandbox wallet in Chromium', () => {
   test('cancelled by the business while the portal is open', async () => {
     const s = await session();
     const portal = await openPortal(s);
-    const res = await server.h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${s.sessionId}/cancel`, headers: server.sandbox.auth });
+    const res = await server.h.app.inject({
+      method: 'POST',
+      url: `/verification/v1/sessions/${s.sessionId}/cancel`,
+      headers: server.sandbox.auth,
+    });
     assert.equal(res.statusCode, 200);
     await heading(portal, 'Verification cancelled').waitFor(WAIT);
     assert.equal(await sameDocument(portal), true);
@@ -214,8 +263,12 @@ describe('portal and sandbox wallet in Chromium', () => {
 
   test('the wallet answers in every format the service verifies', async () => {
     const probe = await session();
-    const accepted = (await server.h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${probe.sessionId}/request?nonce=${encodeURIComponent(probe.challengeNonce)}` })).json()
-      .data.acceptedFormats as string[];
+    const accepted = (
+      await server.h.app.inject({
+        method: 'GET',
+        url: `/verification/v1/sessions/${probe.sessionId}/request?nonce=${encodeURIComponent(probe.challengeNonce)}`,
+      })
+    ).json().data.acceptedFormats as string[];
     for (const format of accepted) {
       const s = await session({ requiredClaims: ['is_active_student', 'academic_level', 'valid_until'] });
       const wallet = await newPage(`wallet ${format}`);
@@ -274,6 +327,7 @@ describe('portal and sandbox wallet in Chromium', () => {
 
   test('no page broke its Content-Security-Policy, logged an error, or fetched anything from elsewhere', () => {
     assert.ok(watches.length >= 10);
-    for (const { name, watch } of watches) assert.deepEqual(watch, { cspViolations: [], consoleErrors: [], foreignRequests: [] }, name);
+    for (const { name, watch } of watches)
+      assert.deepEqual(watch, { cspViolations: [], consoleErrors: [], foreignRequests: [] }, name);
   });
 });

@@ -52,27 +52,47 @@ describe('portal pages', () => {
   const get = (url: string) => h.app.inject({ method: 'GET', url });
 
   test('verificationUrl is {PORTAL_URL}/verify/<id>, and its path serves the page with the QR, the links and the countdown', async () => {
-    const s = await createSession(h, sandbox, { purpose: 'Student discount at checkout', requiredClaims: ['university_domain', 'valid_until'], expiresInSeconds: 120 });
+    const s = await createSession(h, sandbox, {
+      purpose: 'Student discount at checkout',
+      requiredClaims: ['university_domain', 'valid_until'],
+      expiresInSeconds: 120,
+    });
     assert.equal(s.verificationUrl, `https://portal.matricula.test/verify/${s.sessionId}`);
     const res = await get(new URL(s.verificationUrl).pathname);
     assertPage(res, 200);
     assert.match(res.body, /<svg class="qr-code" width="\d+" height="\d+" role="img" aria-label="QR code[^"]*"/);
     const escapedPayload = s.qrPayload.replaceAll('&', '&amp;');
     assert.ok(res.body.includes(`href="${escapedPayload}">Open in wallet</a>`));
-    assert.ok(res.body.includes(`href="/wallet?payload=${encodeURIComponent(s.qrPayload)}" target="_blank" rel="noopener">Open in sandbox wallet</a>`));
+    assert.ok(
+      res.body.includes(
+        `href="/wallet?payload=${encodeURIComponent(s.qrPayload)}" target="_blank" rel="noopener">Open in sandbox wallet</a>`,
+      ),
+    );
     assert.match(res.body, /<span id="countdown" role="timer">2:00<\/span>/);
     assert.match(res.body, /<script src="\/assets\/verify\.js\?v=[0-9a-f]{16}" defer><\/script>/);
-    for (const words of ['That you are currently enrolled as a student', 'Which university you study at', 'The date your student status is valid until']) {
+    for (const words of [
+      'That you are currently enrolled as a student',
+      'Which university you study at',
+      'The date your student status is valid until',
+    ]) {
       assert.ok(res.body.includes(`<li>${words}</li>`), words);
     }
     assert.match(res.body, /data-server-now="2026-11-21T10:00:00\.000Z"/);
   });
 
   test('integrator text is escaped everywhere it appears', async () => {
-    const create = await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: sandbox.auth, payload: { name: 'Shop "<b>bold</b>" & co' } });
+    const create = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: sandbox.auth,
+      payload: { name: 'Shop "<b>bold</b>" & co' },
+    });
     assert.equal(create.statusCode, 201, create.body);
     const appId = create.json().data.id;
-    const s = await createSession(h, sandbox, { appId, purpose: '<script>alert(1)</script><img src=x onerror=alert(2)>' });
+    const s = await createSession(h, sandbox, {
+      appId,
+      purpose: '<script>alert(1)</script><img src=x onerror=alert(2)>',
+    });
     const res = await get(`/verify/${s.sessionId}`);
     assertPage(res, 200);
     assert.ok(res.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;'));
@@ -112,7 +132,17 @@ describe('portal pages', () => {
   });
 
   test('unknown or malformed session ids, and other paths under /verify and /wallet, get the friendly 404 page', async () => {
-    for (const url of ['/verify/sess_01aaaaaaaaaaaaaaaaaaaaaaaa', '/verify/sess_x', '/verify/%3Cscript%3E', '/verify', '/verify/', '/verify/a/b', '/wallet/', '/wallet/anything', '/wallet/sandbox/presentation']) {
+    for (const url of [
+      '/verify/sess_01aaaaaaaaaaaaaaaaaaaaaaaa',
+      '/verify/sess_x',
+      '/verify/%3Cscript%3E',
+      '/verify',
+      '/verify/',
+      '/verify/a/b',
+      '/wallet/',
+      '/wallet/anything',
+      '/wallet/sandbox/presentation',
+    ]) {
       const res = await get(url);
       assertPage(res, 404);
       assert.match(res.body, /We can’t find this verification/, url);
@@ -138,7 +168,13 @@ describe('portal pages', () => {
     assert.equal((await get('/assets/verify.js')).headers['content-type'], 'text/javascript; charset=utf-8');
     assert.equal((await get('/assets/wallet.js')).headers['content-type'], 'text/javascript; charset=utf-8');
     assert.equal((await get('/assets/favicon.svg')).headers['content-type'], 'image/svg+xml');
-    for (const url of ['/assets/nothing.js', '/assets/..%2F..%2Fpackage.json', '/assets/..%2Fhtml.ts', '/assets/toString', '/assets/__proto__']) {
+    for (const url of [
+      '/assets/nothing.js',
+      '/assets/..%2F..%2Fpackage.json',
+      '/assets/..%2Fhtml.ts',
+      '/assets/toString',
+      '/assets/__proto__',
+    ]) {
       assert.equal((await get(url)).statusCode, 404, url);
     }
   });
@@ -153,20 +189,28 @@ describe('portal pages', () => {
 
     test('a sandbox session: the request, every accepted format, the student choices', async () => {
       const s = await createSession(h, sandbox, { requiredClaims: ['academic_level'] });
-      const accepted = (await get(`/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}`)).json().data.acceptedFormats as string[];
+      const accepted = (
+        await get(`/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}`)
+      ).json().data.acceptedFormats as string[];
       const res = await get(`/wallet?payload=${encodeURIComponent(s.qrPayload)}`);
       assertPage(res, 200);
       const formats = [...res.body.matchAll(/name="format" value="([^"]+)"/g)].map((m) => m[1]);
       assert.deepEqual(formats, accepted);
       assert.match(res.body, /<option value="sandbox-state\.example">/);
       assert.match(res.body, /<option value="pruebas\.example">/);
-      for (const level of ['undergraduate', 'postgraduate', 'doctoral', 'vocational']) assert.match(res.body, new RegExp(`<option value="${level}">`));
+      for (const level of ['undergraduate', 'postgraduate', 'doctoral', 'vocational'])
+        assert.match(res.body, new RegExp(`<option value="${level}">`));
       assert.match(res.body, /Your level of study/);
       assert.match(res.body, /<script src="\/assets\/wallet\.js\?v=[0-9a-f]{16}" defer><\/script>/);
     });
 
     test('a payload that is not ours: 400 with the reason, the input kept and marked invalid', async () => {
-      for (const payload of ['hello', 'https://verify?session=sess_x&nonce=nonce_y', 'matricula://verify?session=sess_x', 'matricula://other?session=a&nonce=b']) {
+      for (const payload of [
+        'hello',
+        'https://verify?session=sess_x&nonce=nonce_y',
+        'matricula://verify?session=sess_x',
+        'matricula://other?session=a&nonce=b',
+      ]) {
         const res = await get(`/wallet?payload=${encodeURIComponent(payload)}`);
         assertPage(res, 400);
         assert.match(res.body, /aria-invalid="true"/);
@@ -184,7 +228,9 @@ describe('portal pages', () => {
       assert.doesNotMatch(refused.body, /nonce_/);
 
       const s = await createSession(h, sandbox);
-      const wrong = await get(`/wallet?payload=${encodeURIComponent(s.qrPayload.replace(/nonce=[^&]+/, 'nonce=nonce_wrong'))}`);
+      const wrong = await get(
+        `/wallet?payload=${encodeURIComponent(s.qrPayload.replace(/nonce=[^&]+/, 'nonce=nonce_wrong'))}`,
+      );
       assertPage(wrong, 404);
       assert.match(wrong.body, /No session matches this QR payload/);
 
@@ -210,8 +256,16 @@ describe('portal pages', () => {
 describe('html escaping', () => {
   test('interpolations are text; html fragments and arrays compose; null, undefined and false vanish', () => {
     const name = `<a href="x">'&'</a>`;
-    assert.equal(html`<p title="${name}">${name}</p>`.value, '<p title="&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;">&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;</p>');
-    assert.equal(html`<ul>${['<1>', html`<li>${'&'}</li>`]}</ul>`.value, '<ul>&lt;1&gt;<li>&amp;</li></ul>');
+    assert.equal(
+      html`<p title="${name}">${name}</p>`.value,
+      '<p title="&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;">&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;</p>',
+    );
+    assert.equal(
+      html`<ul>
+        ${['<1>', html`<li>${'&'}</li>`]}
+      </ul>`.value,
+      '<ul>&lt;1&gt;<li>&amp;</li></ul>',
+    );
     assert.equal(html`${null}${undefined}${false}${0}`.value, '0');
     assert.equal(html`${trusted('<svg/>')}`.value, '<svg/>');
     assert.equal(escapeHtml('plain'), 'plain');
@@ -220,9 +274,20 @@ describe('html escaping', () => {
 
 describe('qrPayload parsing', () => {
   test('reads back what sessions produce; refuses other schemes, hosts, paths and missing parts', () => {
-    assert.deepEqual(parseQrPayload('matricula://verify?session=sess_1&nonce=nonce_2', 'matricula'), { sessionId: 'sess_1', nonce: 'nonce_2' });
+    assert.deepEqual(parseQrPayload('matricula://verify?session=sess_1&nonce=nonce_2', 'matricula'), {
+      sessionId: 'sess_1',
+      nonce: 'nonce_2',
+    });
     assert.deepEqual(parseQrPayload('  shop://verify?nonce=n&session=s ', 'shop'), { sessionId: 's', nonce: 'n' });
-    for (const payload of ['matricula://verify?session=s', 'matricula://verify?nonce=n', 'shop://verify?session=s&nonce=n', 'matricula://verify/x?session=s&nonce=n', 'matricula://evil?session=s&nonce=n', 'not a url', '']) {
+    for (const payload of [
+      'matricula://verify?session=s',
+      'matricula://verify?nonce=n',
+      'shop://verify?session=s&nonce=n',
+      'matricula://verify/x?session=s&nonce=n',
+      'matricula://evil?session=s&nonce=n',
+      'not a url',
+      '',
+    ]) {
       assert.equal(parseQrPayload(payload, 'matricula'), undefined, payload);
     }
     assert.equal(parseQrPayload(`matricula://verify?session=${'s'.repeat(65)}&nonce=n`, 'matricula'), undefined);

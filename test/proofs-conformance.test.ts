@@ -4,7 +4,13 @@ import { createVerifiers } from '../src/proofs/formats.ts';
 import { releaseSnarkjsCurve } from '../src/proofs/groth16/builder.ts';
 import { qualify, withActiveStudent } from '../src/proofs/qualify.ts';
 import { sandboxIssuers } from '../src/proofs/trust-registry.ts';
-import { CREDENTIAL_FORMATS, type PresentationContext, type SandboxStudent, type TrustedIssuer, type TrustRegistry } from '../src/proofs/types.ts';
+import {
+  CREDENTIAL_FORMATS,
+  type PresentationContext,
+  type SandboxStudent,
+  type TrustedIssuer,
+  type TrustRegistry,
+} from '../src/proofs/types.ts';
 import { BUILDERS } from './support/builders.ts';
 
 /**
@@ -18,7 +24,13 @@ function registryOf(issuers: TrustedIssuer[]): TrustRegistry {
 }
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
-const STUDENT: SandboxStudent = { university: 'sandbox-state.example', active: true, academicLevel: 'postgraduate', validUntil: '2027-06-30T00:00:00.000Z', holderSeed: 'conformance-student' };
+const STUDENT: SandboxStudent = {
+  university: 'sandbox-state.example',
+  active: true,
+  academicLevel: 'postgraduate',
+  validUntil: '2027-06-30T00:00:00.000Z',
+  holderSeed: 'conformance-student',
+};
 const CLAIMS = ['is_active_student', 'university_domain', 'academic_level', 'valid_until'] as const;
 const context = (over: Partial<PresentationContext> = {}): PresentationContext => ({
   nonce: 'nonce_conformance-1',
@@ -38,7 +50,10 @@ for (const format of CREDENTIAL_FORMATS) {
     const verifier = verifiers[format];
     const present = (student: Partial<SandboxStudent> = {}, over: Partial<PresentationContext> = {}) => {
       const ctx = context(over);
-      return builder.present({ ...STUDENT, ...student }, { nonce: ctx.nonce, audience: ctx.audience, now: ctx.now, disclose: ctx.requiredClaims });
+      return builder.present(
+        { ...STUDENT, ...student },
+        { nonce: ctx.nonce, audience: ctx.audience, now: ctx.now, disclose: ctx.requiredClaims },
+      );
     };
     let valid: unknown;
 
@@ -53,7 +68,10 @@ for (const format of CREDENTIAL_FORMATS) {
     });
 
     test('a changed nonce, audience or disclosed value fails', async () => {
-      for (const [name, ctx] of [['nonce', context({ nonce: 'nonce_conformance-2' })], ['audience', context({ audience: 'https://other.example' })]] as const) {
+      for (const [name, ctx] of [
+        ['nonce', context({ nonce: 'nonce_conformance-2' })],
+        ['audience', context({ audience: 'https://other.example' })],
+      ] as const) {
         const check = await verifier.verify(valid, ctx, registryOf(ISSUERS));
         assert.equal(check.ok, false, `changed ${name} must fail`);
       }
@@ -63,7 +81,10 @@ for (const format of CREDENTIAL_FORMATS) {
 
     test("another issuer's key does not verify it; an unknown or sandbox-only issuer is untrusted for live", async () => {
       const [state, pruebas] = ISSUERS;
-      const swapped = registryOf([{ ...state, keys: pruebas.keys }, { ...pruebas, domain: 'unrelated.example' }]);
+      const swapped = registryOf([
+        { ...state, keys: pruebas.keys },
+        { ...pruebas, domain: 'unrelated.example' },
+      ]);
       assert.equal((await verifier.verify(valid, context(), swapped)).ok, false);
       const unknown = await verifier.verify(valid, context(), registryOf([pruebas]));
       assert.equal(unknown.ok, false);
@@ -75,8 +96,16 @@ for (const format of CREDENTIAL_FORMATS) {
     test('expired and inactive credentials verify but do not qualify', async () => {
       const inactive = await verifier.verify(await present({ active: false }), context(), registryOf(ISSUERS));
       assert.ok(inactive.ok);
-      assert.deepEqual(qualify(inactive.presentation, context().requiredClaims, NOW), { verified: false, failureReason: 'student_inactive', message: 'The credential does not show an active student.' });
-      const expired = await verifier.verify(await present({ validUntil: '2026-11-20T00:00:00.000Z' }), context(), registryOf(ISSUERS));
+      assert.deepEqual(qualify(inactive.presentation, context().requiredClaims, NOW), {
+        verified: false,
+        failureReason: 'student_inactive',
+        message: 'The credential does not show an active student.',
+      });
+      const expired = await verifier.verify(
+        await present({ validUntil: '2026-11-20T00:00:00.000Z' }),
+        context(),
+        registryOf(ISSUERS),
+      );
       assert.ok(expired.ok);
       const judged = qualify(expired.presentation, context().requiredClaims, NOW);
       assert.equal(judged.verified, false);

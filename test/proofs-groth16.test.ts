@@ -54,12 +54,22 @@ const alice: SandboxStudent = {
   holderSeed: 'holder-alice',
 };
 
-function request(disclose: PresentationRequest['disclose'], overrides: Partial<PresentationRequest> = {}): PresentationRequest {
+function request(
+  disclose: PresentationRequest['disclose'],
+  overrides: Partial<PresentationRequest> = {},
+): PresentationRequest {
   return { nonce: NONCE, audience: AUDIENCE, now: NOW, disclose, ...overrides };
 }
 
 function context(overrides: Partial<PresentationContext> = {}): PresentationContext {
-  return { nonce: NONCE, audience: AUDIENCE, now: NOW, environment: 'sandbox', requiredClaims: ['is_active_student'], ...overrides };
+  return {
+    nonce: NONCE,
+    audience: AUDIENCE,
+    now: NOW,
+    environment: 'sandbox',
+    requiredClaims: ['is_active_student'],
+    ...overrides,
+  };
 }
 
 function issuerEntry(domain: string, environment: 'sandbox' | 'live', keyOf = domain): TrustedIssuer {
@@ -77,7 +87,9 @@ function issuerEntry(domain: string, environment: 'sandbox' | 'live', keyOf = do
 function registryOf(entries: TrustedIssuer[]): TrustRegistry {
   return {
     async issuers(environment, format) {
-      return entries.filter((e) => e.environment === environment && (format !== 'groth16' || e.keys.babyJubJub !== undefined));
+      return entries.filter(
+        (e) => e.environment === environment && (format !== 'groth16' || e.keys.babyJubJub !== undefined),
+      );
     },
   };
 }
@@ -107,9 +119,18 @@ before(async () => {
   verifier = createGroth16Verifier();
   valid = (await groth16Builder.present(alice, request(['is_active_student']))) as Groth16PresentationJson;
   second = (await groth16Builder.present(alice, request(['is_active_student']))) as Groth16PresentationJson;
-  withLevel = (await groth16Builder.present(alice, request(['is_active_student', 'academic_level']))) as Groth16PresentationJson;
-  inactive = (await groth16Builder.present({ ...alice, active: false }, request(['is_active_student']))) as Groth16PresentationJson;
-  expired = (await groth16Builder.present({ ...alice, validUntil: '2026-11-21T09:59:59.000Z' }, request([]))) as Groth16PresentationJson;
+  withLevel = (await groth16Builder.present(
+    alice,
+    request(['is_active_student', 'academic_level']),
+  )) as Groth16PresentationJson;
+  inactive = (await groth16Builder.present(
+    { ...alice, active: false },
+    request(['is_active_student']),
+  )) as Groth16PresentationJson;
+  expired = (await groth16Builder.present(
+    { ...alice, validUntil: '2026-11-21T09:59:59.000Z' },
+    request([]),
+  )) as Groth16PresentationJson;
 });
 
 after(releaseSnarkjsCurve);
@@ -127,7 +148,11 @@ function g2FromJson(json: string[][]): G2Point {
 /** snarkjs JSON of a G2 point (no validity check: tests use it to build invalid points too). */
 function g2Json(point: G2Point | { x: { c0: bigint; c1: bigint }; y: { c0: bigint; c1: bigint } }): string[][] {
   const { x, y } = 'toAffine' in point ? point.toAffine() : point;
-  return [[x.c0, x.c1], [y.c0, y.c1], [1n, 0n]].map((c) => c.map(String));
+  return [
+    [x.c0, x.c1],
+    [y.c0, y.c1],
+    [1n, 0n],
+  ].map((c) => c.map(String));
 }
 
 describe('groth16 field mappings', () => {
@@ -162,7 +187,10 @@ describe('groth16 sandbox issuer keys', () => {
     assert.deepEqual(Object.keys(keys).sort(), SANDBOX_UNIVERSITIES.map((u) => u.domain).sort());
     for (const university of SANDBOX_UNIVERSITIES) {
       const [x, y] = eddsa.prv2pub(sandboxIssuerPrivateKey(university));
-      assert.deepEqual(keys[university.domain], { x: eddsa.F.toObject(x).toString(), y: eddsa.F.toObject(y).toString() });
+      assert.deepEqual(keys[university.domain], {
+        x: eddsa.F.toObject(x).toString(),
+        y: eddsa.F.toObject(y).toString(),
+      });
     }
     assert.notDeepEqual(keys[STATE], keys[PRUEBAS]);
   });
@@ -185,12 +213,19 @@ describe('groth16 presentations: happy', () => {
     assert.deepEqual(check.presentation.claims, { is_active_student: true, university_domain: STATE });
     assert.deepEqual(check.presentation.predicates, { validUntilAfterNow: true });
     assert.equal(valid.outputs.level, '0');
-    assert.ok(!JSON.stringify(valid).includes(String(Date.parse(alice.validUntil) / 1000)), 'valid_until never travels');
+    assert.ok(
+      !JSON.stringify(valid).includes(String(Date.parse(alice.validUntil) / 1000)),
+      'valid_until never travels',
+    );
   });
 
   test('discloses the academic level when the session requires it', async () => {
     assert.equal(withLevel.outputs.level, '2');
-    const check = await verifier.verify(withLevel, context({ requiredClaims: ['is_active_student', 'academic_level'] }), registry);
+    const check = await verifier.verify(
+      withLevel,
+      context({ requiredClaims: ['is_active_student', 'academic_level'] }),
+      registry,
+    );
     assertVerified(check);
     assert.equal(check.presentation.claims.academic_level, 'postgraduate');
   });
@@ -237,7 +272,12 @@ describe('groth16 presentations: happy', () => {
       },
     );
     assert.deepEqual(snarkjsSignals, ours.map(String));
-    const presentation = { issuer: STATE, now: NOW_S, proof, outputs: { tag: `${tag}`, active: '1', unexpired: '1', level: '0' } };
+    const presentation = {
+      issuer: STATE,
+      now: NOW_S,
+      proof,
+      outputs: { tag: `${tag}`, active: '1', unexpired: '1', level: '0' },
+    };
     assertVerified(await verifier.verify(presentation, context({ nonce: OTHER_NONCE }), registry));
   });
 
@@ -254,7 +294,10 @@ describe('groth16 presentations: rejected', () => {
   });
 
   test('for another audience', async () => {
-    assertRejected(await verifier.verify(valid, context({ audience: 'https://other.test' }), registry), 'invalid_proof');
+    assertRejected(
+      await verifier.verify(valid, context({ audience: 'https://other.test' }), registry),
+      'invalid_proof',
+    );
   });
 
   test('when the registry holds another key for the issuer', async () => {
@@ -272,7 +315,10 @@ describe('groth16 presentations: rejected', () => {
   });
 
   test('from an issuer the registry does not trust', async () => {
-    assertRejected(await verifier.verify({ ...valid, issuer: 'unknown.example' }, context(), registry), 'untrusted_issuer');
+    assertRejected(
+      await verifier.verify({ ...valid, issuer: 'unknown.example' }, context(), registry),
+      'untrusted_issuer',
+    );
     assertRejected(await verifier.verify(valid, context(), registryOf([])), 'untrusted_issuer');
     const keyless = registryOf([{ ...issuerEntry(STATE, 'sandbox'), keys: { babyJubJub: { x: 'nope', y: '1' } } }]);
     assertRejected(await verifier.verify(valid, context(), keyless), 'untrusted_issuer');
@@ -293,7 +339,8 @@ describe('groth16 presentations: rejected', () => {
     assertRejected(await verifier.verify(groth16Builder.tamper(valid), context(), registry), 'invalid_proof');
     assertRejected(await verifier.verify(groth16Builder.tamper(inactive), context(), registry), 'invalid_proof');
     const otherTag = clone(valid);
-    otherTag.outputs.tag = second.outputs.tag === valid.outputs.tag ? (BigInt(valid.outputs.tag) + 1n).toString() : second.outputs.tag;
+    otherTag.outputs.tag =
+      second.outputs.tag === valid.outputs.tag ? (BigInt(valid.outputs.tag) + 1n).toString() : second.outputs.tag;
     assertRejected(await verifier.verify(otherTag, context(), registry), 'invalid_proof');
     const otherLevel = clone(withLevel);
     otherLevel.outputs.level = '3';
@@ -302,7 +349,10 @@ describe('groth16 presentations: rejected', () => {
   });
 
   test('when the level is hidden but the session requires it, or shown but not requested', async () => {
-    assertRejected(await verifier.verify(valid, context({ requiredClaims: ['academic_level'] }), registry), 'invalid_proof');
+    assertRejected(
+      await verifier.verify(valid, context({ requiredClaims: ['academic_level'] }), registry),
+      'invalid_proof',
+    );
     assertRejected(await verifier.verify(withLevel, context(), registry), 'malformed_presentation');
   });
 
@@ -339,13 +389,25 @@ describe('groth16 presentations: malformed', () => {
     ['fractional now', (p) => ({ ...p, now: p.now + 0.5 })],
     ['no outputs', ({ outputs, ...rest }) => rest],
     ['a numeric output', (p) => ({ ...p, outputs: { ...p.outputs, active: 1 } })],
-    ['an output >= r (an alias of tag)', (p) => ({ ...p, outputs: { ...p.outputs, tag: (BigInt(p.outputs.tag) + BN254_R).toString() } })],
+    [
+      'an output >= r (an alias of tag)',
+      (p) => ({ ...p, outputs: { ...p.outputs, tag: (BigInt(p.outputs.tag) + BN254_R).toString() } }),
+    ],
     ['active = 2', (p) => ({ ...p, outputs: { ...p.outputs, active: '2' } })],
     ['unexpired = 2', (p) => ({ ...p, outputs: { ...p.outputs, unexpired: '2' } })],
     ['no proof', ({ proof, ...rest }) => rest],
     ['pi_a with two coordinates', (p) => ({ ...p, proof: { ...p.proof, pi_a: p.proof.pi_a.slice(0, 2) } })],
-    ['pi_a not normalized (z != 1)', (p) => ({ ...p, proof: { ...p.proof, pi_a: [p.proof.pi_a[0], p.proof.pi_a[1], '2'] } })],
-    ['a coordinate >= p', (p) => ({ ...p, proof: { ...p.proof, pi_c: [(BigInt(p.proof.pi_c[0]) + Fp.ORDER).toString(), p.proof.pi_c[1], '1'] } })],
+    [
+      'pi_a not normalized (z != 1)',
+      (p) => ({ ...p, proof: { ...p.proof, pi_a: [p.proof.pi_a[0], p.proof.pi_a[1], '2'] } }),
+    ],
+    [
+      'a coordinate >= p',
+      (p) => ({
+        ...p,
+        proof: { ...p.proof, pi_c: [(BigInt(p.proof.pi_c[0]) + Fp.ORDER).toString(), p.proof.pi_c[1], '1'] },
+      }),
+    ],
     ['pi_b as G1', (p) => ({ ...p, proof: { ...p.proof, pi_b: p.proof.pi_a } })],
   ];
   for (const [name, mutate] of cases) {
@@ -357,7 +419,10 @@ describe('groth16 presentations: malformed', () => {
   test('an unknown level code when the level is requested', async () => {
     const p = clone(withLevel);
     p.outputs.level = '99';
-    assertRejected(await verifier.verify(p, context({ requiredClaims: ['academic_level'] }), registry), 'malformed_presentation');
+    assertRejected(
+      await verifier.verify(p, context({ requiredClaims: ['academic_level'] }), registry),
+      'malformed_presentation',
+    );
   });
 });
 
@@ -403,12 +468,21 @@ describe('groth16 verifier conformance with snarkjs', () => {
     const o = valid.outputs;
     signals = publicSignals(
       { tag: BigInt(o.tag), active: BigInt(o.active), unexpired: BigInt(o.unexpired), level: BigInt(o.level) },
-      { issuerAx: BigInt(keys.x), issuerAy: BigInt(keys.y), domainHash: domainHash(STATE), nonceField: nonceField(NONCE, AUDIENCE), now: BigInt(NOW_S), discloseLevel: 0n },
+      {
+        issuerAx: BigInt(keys.x),
+        issuerAy: BigInt(keys.y),
+        domainHash: domainHash(STATE),
+        nonceField: nonceField(NONCE, AUDIENCE),
+        now: BigInt(NOW_S),
+        discloseLevel: 0n,
+      },
     );
   });
 
   const negateG2 = (b: string[][]) => g2Json(g2FromJson(b).negate());
-  const variants: Array<[string, (s: bigint[], p: Groth16PresentationJson['proof']) => [bigint[], Groth16PresentationJson['proof']]]> = [
+  const variants: Array<
+    [string, (s: bigint[], p: Groth16PresentationJson['proof']) => [bigint[], Groth16PresentationJson['proof']]]
+  > = [
     ['the valid proof', (s, p) => [s, p]],
     ['the tag changed', (s, p) => [[s[0] + 1n, ...s.slice(1)], p]],
     ['active flipped', (s, p) => [[s[0], 1n - s[1], ...s.slice(2)], p]],
@@ -452,17 +526,28 @@ describe('groth16 service side carries no GPL code', () => {
       const blocked = await import('snarkjs').then(() => false, () => true);
       process.stdout.write(JSON.stringify({ ok: check.ok, blocked }));
     `;
-    const input = JSON.stringify({ presentation: valid, context: { ...context(), now: NOW.toISOString() }, issuers: [issuerEntry(STATE, 'sandbox')] });
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, input], {
-      cwd: new URL('..', import.meta.url).pathname,
+    const input = JSON.stringify({
+      presentation: valid,
+      context: { ...context(), now: NOW.toISOString() },
+      issuers: [issuerEntry(STATE, 'sandbox')],
     });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script, input],
+      {
+        cwd: new URL('..', import.meta.url).pathname,
+      },
+    );
     assert.deepEqual(JSON.parse(stdout), { ok: true, blocked: true });
   });
 });
 
 describe('groth16 verification keys', () => {
   test('the committed sandbox key is refused as the live key', () => {
-    assert.throws(() => createGroth16Verifier({ liveVerificationKeyPath: GROTH16_ARTIFACTS.verificationKey }), /sandbox key/);
+    assert.throws(
+      () => createGroth16Verifier({ liveVerificationKeyPath: GROTH16_ARTIFACTS.verificationKey }),
+      /sandbox key/,
+    );
   });
 
   test('a key for another circuit shape is refused', () => {

@@ -7,7 +7,13 @@ import { Disclosure } from '@sd-jwt/utils';
 import { p256 } from '@noble/curves/p256';
 import { SANDBOX_UNIVERSITIES } from '../src/proofs/sandbox-universities.ts';
 import type { ClaimName } from '../src/domain/claims.ts';
-import type { Environment, PresentationContext, SandboxStudent, TrustRegistry, TrustedIssuer } from '../src/proofs/types.ts';
+import type {
+  Environment,
+  PresentationContext,
+  SandboxStudent,
+  TrustRegistry,
+  TrustedIssuer,
+} from '../src/proofs/types.ts';
 import {
   holderKeyPair,
   issueSandboxCredential,
@@ -28,30 +34,63 @@ const AUDIENCE = 'https://matricula.test';
 const ALL_CLAIMS: readonly ClaimName[] = ['is_active_student', 'university_domain', 'academic_level', 'valid_until'];
 
 function student(university: string, overrides: Partial<SandboxStudent> = {}): SandboxStudent {
-  return { university, active: true, academicLevel: 'postgraduate', validUntil: '2027-06-30T00:00:00Z', holderSeed: 'alice', ...overrides };
+  return {
+    university,
+    active: true,
+    academicLevel: 'postgraduate',
+    validUntil: '2027-06-30T00:00:00Z',
+    holderSeed: 'alice',
+    ...overrides,
+  };
 }
 
 function context(overrides: Partial<PresentationContext> = {}): PresentationContext {
-  return { nonce: NONCE, audience: AUDIENCE, now: NOW, environment: 'sandbox', requiredClaims: ['is_active_student'], ...overrides };
+  return {
+    nonce: NONCE,
+    audience: AUDIENCE,
+    now: NOW,
+    environment: 'sandbox',
+    requiredClaims: ['is_active_student'],
+    ...overrides,
+  };
 }
 
 /** A tiny in-memory registry with the narrowing the real one does (environment, key for format). */
 function registryOf(issuers: TrustedIssuer[]): TrustRegistry {
   return {
     async issuers(environment: Environment, format) {
-      return issuers.filter((issuer) => issuer.environment === environment && format === 'sd-jwt-vc' && issuer.keys.sdJwtVc !== undefined);
+      return issuers.filter(
+        (issuer) => issuer.environment === environment && format === 'sd-jwt-vc' && issuer.keys.sdJwtVc !== undefined,
+      );
     },
   };
 }
 
 function sandboxIssuers(keys: Record<string, JsonWebKey> = sandboxIssuerPublicKeys()): TrustedIssuer[] {
-  return SANDBOX_UNIVERSITIES.map((u) => ({ id: `iss_${u.domain}`, name: u.name, domain: u.domain, country: u.country, environment: 'sandbox', keys: { sdJwtVc: keys[u.domain] } }));
+  return SANDBOX_UNIVERSITIES.map((u) => ({
+    id: `iss_${u.domain}`,
+    name: u.name,
+    domain: u.domain,
+    country: u.country,
+    environment: 'sandbox',
+    keys: { sdJwtVc: keys[u.domain] },
+  }));
 }
 
 const registry = registryOf(sandboxIssuers());
 
-async function present(university: string, disclose: readonly ClaimName[] = ALL_CLAIMS, overrides: Partial<SandboxStudent> = {}, now = NOW): Promise<string> {
-  return (await sdJwtVcBuilder.present(student(university, overrides), { nonce: NONCE, audience: AUDIENCE, now, disclose })) as string;
+async function present(
+  university: string,
+  disclose: readonly ClaimName[] = ALL_CLAIMS,
+  overrides: Partial<SandboxStudent> = {},
+  now = NOW,
+): Promise<string> {
+  return (await sdJwtVcBuilder.present(student(university, overrides), {
+    nonce: NONCE,
+    audience: AUDIENCE,
+    now,
+    disclose,
+  })) as string;
 }
 
 async function expectRejected(presentation: unknown, reason: string, ctx = context(), trust = registry): Promise<void> {
@@ -78,7 +117,12 @@ function withoutKb(presentation: string): string {
 }
 
 /** Replaces the KB-JWT with one signed by `key` over the given payload changes (sd_hash recomputed unless given). */
-function rebind(presentation: string, changes: Record<string, unknown>, key = holderKeyPair('alice'), header: object = { typ: 'kb+jwt', alg: key.alg }): string {
+function rebind(
+  presentation: string,
+  changes: Record<string, unknown>,
+  key = holderKeyPair('alice'),
+  header: object = { typ: 'kb+jwt', alg: key.alg },
+): string {
   const base = withoutKb(presentation);
   const sdHash = createHash('sha256').update(base).digest('base64url');
   const payload = { iat: seconds(NOW), aud: AUDIENCE, nonce: NONCE, sd_hash: sdHash, ...changes };
@@ -86,8 +130,17 @@ function rebind(presentation: string, changes: Record<string, unknown>, key = ho
 }
 
 /** An SD-JWT VC over `payload` with the catalogue claims selectively disclosable, signed by `key`. */
-async function issueWith(payload: Record<string, unknown>, key: { alg: SdJwtAlgorithm; privateJwk: JsonWebKey }, header?: object): Promise<string> {
-  const issuer = new SDJwtVcInstance({ signer: (data) => signJws(data, key.privateJwk, key.alg), signAlg: key.alg, hasher: digest, saltGenerator: generateSalt });
+async function issueWith(
+  payload: Record<string, unknown>,
+  key: { alg: SdJwtAlgorithm; privateJwk: JsonWebKey },
+  header?: object,
+): Promise<string> {
+  const issuer = new SDJwtVcInstance({
+    signer: (data) => signJws(data, key.privateJwk, key.alg),
+    signAlg: key.alg,
+    hasher: digest,
+    saltGenerator: generateSalt,
+  });
   const claims = {
     vct: 'StudentCredential',
     iss: 'https://sandbox-state.example',
@@ -101,7 +154,10 @@ async function issueWith(payload: Record<string, unknown>, key: { alg: SdJwtAlgo
   return issuer.issue(claims, { _sd: ['is_active_student', 'university_domain'] }, header ? { header } : undefined);
 }
 
-async function presentIssued(credential: string, disclose: readonly ClaimName[] = ['is_active_student']): Promise<string> {
+async function presentIssued(
+  credential: string,
+  disclose: readonly ClaimName[] = ['is_active_student'],
+): Promise<string> {
   return presentCredential(credential, 'alice', { nonce: NONCE, audience: AUDIENCE, now: NOW, disclose });
 }
 
@@ -129,7 +185,9 @@ describe('sd-jwt-vc sandbox keys', () => {
   it('gives public keys that node:crypto derives from the private keys too', () => {
     for (const domain of ['sandbox-state.example', 'pruebas.example']) {
       const pair = sandboxUniversityKeyPair(domain)!;
-      const derived = createPublicKey(createPrivateKey({ key: pair.privateJwk as NodeJwk, format: 'jwk' })).export({ format: 'jwk' });
+      const derived = createPublicKey(createPrivateKey({ key: pair.privateJwk as NodeJwk, format: 'jwk' })).export({
+        format: 'jwk',
+      });
       assert.deepEqual({ ...derived }, { ...pair.publicJwk, ...derived });
       assert.equal(derived.x, pair.publicJwk.x);
     }
@@ -139,9 +197,16 @@ describe('sd-jwt-vc sandbox keys', () => {
     const keys = sandboxIssuerPublicKeys();
     assert.deepEqual(Object.keys(keys).sort(), ['pruebas.example', 'sandbox-state.example']);
     assert.deepEqual(keys['sandbox-state.example'], {
-      kty: 'EC', crv: 'P-256', x: 'sbU1rilNkrDxs_rL3xM4csfM8T9vQAlQIt_NWrLnGWM', y: 'FtHrNHEZyTfbVvvWi6jdxBK13RJ2u-aTpggyLNW7JCI',
+      kty: 'EC',
+      crv: 'P-256',
+      x: 'sbU1rilNkrDxs_rL3xM4csfM8T9vQAlQIt_NWrLnGWM',
+      y: 'FtHrNHEZyTfbVvvWi6jdxBK13RJ2u-aTpggyLNW7JCI',
     });
-    assert.deepEqual(keys['pruebas.example'], { kty: 'OKP', crv: 'Ed25519', x: 'QcIubP3P3JX-8LItyz_eFVWGyq5d17UyiAk84x5Wj40' });
+    assert.deepEqual(keys['pruebas.example'], {
+      kty: 'OKP',
+      crv: 'Ed25519',
+      x: 'QcIubP3P3JX-8LItyz_eFVWGyq5d17UyiAk84x5Wj40',
+    });
   });
 
   it('gives different holders different keys and no key for a non-sandbox domain', () => {
@@ -153,7 +218,10 @@ describe('sd-jwt-vc sandbox keys', () => {
 // ---- happy path -----------------------------------------------------------------------------
 
 describe('sd-jwt-vc verification: valid presentations', () => {
-  for (const [domain, alg] of [['sandbox-state.example', 'ES256'], ['pruebas.example', 'EdDSA']] as const) {
+  for (const [domain, alg] of [
+    ['sandbox-state.example', 'ES256'],
+    ['pruebas.example', 'EdDSA'],
+  ] as const) {
     it(`verifies a ${alg} credential of ${domain} with its registry issuer and typed claims`, async () => {
       const presentation = await present(domain);
       assert.equal(fromB64(presentation.split('.')[0]!).alg, alg);
@@ -162,7 +230,10 @@ describe('sd-jwt-vc verification: valid presentations', () => {
       assert.equal(check.presentation.format, 'sd-jwt-vc');
       assert.equal(check.presentation.issuer.id, `iss_${domain}`);
       assert.deepEqual(check.presentation.claims, {
-        is_active_student: true, university_domain: domain, academic_level: 'postgraduate', valid_until: '2027-06-30T00:00:00Z',
+        is_active_student: true,
+        university_domain: domain,
+        academic_level: 'postgraduate',
+        valid_until: '2027-06-30T00:00:00Z',
       });
       assert.equal(check.presentation.expiresAt, '2027-06-30T00:00:00.000Z');
     });
@@ -173,7 +244,10 @@ describe('sd-jwt-vc verification: valid presentations', () => {
     const check = await sdJwtVcVerifier.verify(presentation, context(), registry);
     assert.ok(check.ok);
     assert.deepEqual(check.presentation.claims, { is_active_student: true });
-    const decoded = presentation.split(/[.~]/).map((part) => Buffer.from(part, 'base64url').toString('latin1')).join(' ');
+    const decoded = presentation
+      .split(/[.~]/)
+      .map((part) => Buffer.from(part, 'base64url').toString('latin1'))
+      .join(' ');
     assert.ok(!decoded.includes('postgraduate') && !decoded.includes('2027-06-30T00:00:00Z'));
   });
 
@@ -184,7 +258,10 @@ describe('sd-jwt-vc verification: valid presentations', () => {
   });
 
   it('does not judge qualification: an inactive, expired credential verifies with what it says', async () => {
-    const presentation = await present('sandbox-state.example', ALL_CLAIMS, { active: false, validUntil: '2025-01-01T00:00:00Z' });
+    const presentation = await present('sandbox-state.example', ALL_CLAIMS, {
+      active: false,
+      validUntil: '2025-01-01T00:00:00Z',
+    });
     const check = await sdJwtVcVerifier.verify(presentation, context(), registry);
     assert.ok(check.ok);
     assert.equal(check.presentation.claims.is_active_student, false);
@@ -193,8 +270,12 @@ describe('sd-jwt-vc verification: valid presentations', () => {
 
   it('accepts a KB-JWT exactly 300 s old or 60 s ahead', async () => {
     const presentation = await present('sandbox-state.example');
-    assert.ok((await sdJwtVcVerifier.verify(presentation, context({ now: new Date(NOW.getTime() + 300_000) }), registry)).ok);
-    assert.ok((await sdJwtVcVerifier.verify(presentation, context({ now: new Date(NOW.getTime() - 60_000) }), registry)).ok);
+    assert.ok(
+      (await sdJwtVcVerifier.verify(presentation, context({ now: new Date(NOW.getTime() + 300_000) }), registry)).ok,
+    );
+    assert.ok(
+      (await sdJwtVcVerifier.verify(presentation, context({ now: new Date(NOW.getTime() - 60_000) }), registry)).ok,
+    );
   });
 });
 
@@ -202,13 +283,24 @@ describe('sd-jwt-vc verification: valid presentations', () => {
 
 describe('sd-jwt-vc verification: malformed input', () => {
   it('rejects non-strings', async () => {
-    for (const value of [undefined, null, 42, true, {}, [], { presentation: 'x' }]) await expectRejected(value, 'malformed_presentation');
+    for (const value of [undefined, null, 42, true, {}, [], { presentation: 'x' }])
+      await expectRejected(value, 'malformed_presentation');
   });
 
   it('rejects garbage strings and a bare JWT', async () => {
     const valid = await present('sandbox-state.example');
     const bareJwt = valid.split('~')[0]!;
-    const cases = ['', '~', 'abc', 'a.b.c~', '!!!.@@@.###~', `${bareJwt}`, `${bareJwt}~~`, `${bareJwt}~not-a-jwt`, `${valid}${'A'.repeat(70_000)}`];
+    const cases = [
+      '',
+      '~',
+      'abc',
+      'a.b.c~',
+      '!!!.@@@.###~',
+      `${bareJwt}`,
+      `${bareJwt}~~`,
+      `${bareJwt}~not-a-jwt`,
+      `${valid}${'A'.repeat(70_000)}`,
+    ];
     for (const value of cases) await expectRejected(value, 'malformed_presentation');
   });
 
@@ -218,7 +310,10 @@ describe('sd-jwt-vc verification: malformed input', () => {
   });
 
   it('rejects a validly signed is_active_student that is not a boolean', async () => {
-    const credential = await issueWith({ is_active_student: 'yes' }, sandboxUniversityKeyPair('sandbox-state.example')!);
+    const credential = await issueWith(
+      { is_active_student: 'yes' },
+      sandboxUniversityKeyPair('sandbox-state.example')!,
+    );
     await expectRejected(await presentIssued(credential), 'malformed_presentation');
   });
 });
@@ -228,7 +323,10 @@ describe('sd-jwt-vc verification: issuer and signature', () => {
     const [jwt, ...rest] = (await present('sandbox-state.example')).split('~');
     const [, payload] = jwt!.split('.');
     for (const alg of ['none', 'HS256', 'RS256', undefined]) {
-      await expectRejected([`${b64({ typ: 'dc+sd-jwt', alg })}.${payload}.`, ...rest].join('~'), 'algorithm_not_allowed');
+      await expectRejected(
+        [`${b64({ typ: 'dc+sd-jwt', alg })}.${payload}.`, ...rest].join('~'),
+        'algorithm_not_allowed',
+      );
     }
   });
 
@@ -242,8 +340,17 @@ describe('sd-jwt-vc verification: issuer and signature', () => {
   });
 
   it('rejects an iss that is not exactly https://<domain>', async () => {
-    for (const iss of ['http://sandbox-state.example', 'https://sandbox-state.example/x', 'https://sandbox-state.example:8443', 'sandbox-state.example', 42]) {
-      await expectRejected(await presentIssued(await issueWith({ iss }, sandboxUniversityKeyPair('sandbox-state.example')!)), 'untrusted_issuer');
+    for (const iss of [
+      'http://sandbox-state.example',
+      'https://sandbox-state.example/x',
+      'https://sandbox-state.example:8443',
+      'sandbox-state.example',
+      42,
+    ]) {
+      await expectRejected(
+        await presentIssued(await issueWith({ iss }, sandboxUniversityKeyPair('sandbox-state.example')!)),
+        'untrusted_issuer',
+      );
     }
   });
 
@@ -254,9 +361,16 @@ describe('sd-jwt-vc verification: issuer and signature', () => {
 
   it('checks against the registry key: a swapped registry key fails', async () => {
     const keys = sandboxIssuerPublicKeys();
-    const swapped = registryOf(sandboxIssuers({ ...keys, 'sandbox-state.example': sandboxIssuerKeyPair('other', 'ES256').publicJwk }));
+    const swapped = registryOf(
+      sandboxIssuers({ ...keys, 'sandbox-state.example': sandboxIssuerKeyPair('other', 'ES256').publicJwk }),
+    );
     await expectRejected(await present('sandbox-state.example'), 'invalid_signature', context(), swapped);
-    const crossed = registryOf(sandboxIssuers({ 'sandbox-state.example': keys['pruebas.example']!, 'pruebas.example': keys['sandbox-state.example']! }));
+    const crossed = registryOf(
+      sandboxIssuers({
+        'sandbox-state.example': keys['pruebas.example']!,
+        'pruebas.example': keys['sandbox-state.example']!,
+      }),
+    );
     await expectRejected(await present('pruebas.example'), 'invalid_signature', context(), crossed);
   });
 
@@ -271,7 +385,10 @@ describe('sd-jwt-vc verification: issuer and signature', () => {
 describe('sd-jwt-vc verification: disclosures', () => {
   it('rejects a tampered presentation from the builder (both algorithms)', async () => {
     for (const domain of ['sandbox-state.example', 'pruebas.example']) {
-      await expectRejected(sdJwtVcBuilder.tamper(await present(domain, ['is_active_student'], { active: false })), 'invalid_disclosure');
+      await expectRejected(
+        sdJwtVcBuilder.tamper(await present(domain, ['is_active_student'], { active: false })),
+        'invalid_disclosure',
+      );
       await expectRejected(sdJwtVcBuilder.tamper(await present(domain, ['academic_level'])), 'invalid_disclosure');
       await expectRejected(sdJwtVcBuilder.tamper(await present(domain, [])), 'invalid_disclosure');
     }
@@ -289,34 +406,64 @@ describe('sd-jwt-vc verification: disclosures', () => {
   function handMade(disclosure: string, extra: (digest: string) => Record<string, unknown>): string {
     const key = sandboxUniversityKeyPair('sandbox-state.example')!;
     const digestOf = createHash('sha256').update(disclosure).digest('base64url');
-    const payload = { vct: 'StudentCredential', iss: 'https://sandbox-state.example', cnf: { jwk: holderKeyPair('alice').publicJwk }, _sd_alg: 'sha-256', ...extra(digestOf) };
-    return rebind(`${signJwt({ typ: 'dc+sd-jwt', alg: 'ES256' }, payload, key.privateJwk, 'ES256')}~${disclosure}~`, {});
+    const payload = {
+      vct: 'StudentCredential',
+      iss: 'https://sandbox-state.example',
+      cnf: { jwk: holderKeyPair('alice').publicJwk },
+      _sd_alg: 'sha-256',
+      ...extra(digestOf),
+    };
+    return rebind(
+      `${signJwt({ typ: 'dc+sd-jwt', alg: 'ES256' }, payload, key.privateJwk, 'ES256')}~${disclosure}~`,
+      {},
+    );
   }
 
   it('accepts a hand-made credential the library did not produce', async () => {
     const disclosure = b64(['c2FsdHNhbHRzYWx0', 'academic_level', 'doctoral']);
-    const check = await sdJwtVcVerifier.verify(handMade(disclosure, (digest) => ({ _sd: [digest] })), context(), registry);
+    const check = await sdJwtVcVerifier.verify(
+      handMade(disclosure, (digest) => ({ _sd: [digest] })),
+      context(),
+      registry,
+    );
     assert.ok(check.ok);
     assert.deepEqual(check.presentation.claims, { academic_level: 'doctoral' });
   });
 
   it('rejects a disclosure that would overwrite a signed claim', async () => {
     const disclosure = b64(['c2FsdHNhbHRzYWx0', 'university_domain', 'harvard.edu']);
-    await expectRejected(handMade(disclosure, (digest) => ({ university_domain: 'sandbox-state.example', _sd: [digest] })), 'invalid_disclosure');
+    await expectRejected(
+      handMade(disclosure, (digest) => ({ university_domain: 'sandbox-state.example', _sd: [digest] })),
+      'invalid_disclosure',
+    );
   });
 
   it('rejects a digest that appears twice in the signed payload', async () => {
     const disclosure = b64(['c2FsdHNhbHRzYWx0', 'academic_level', 'doctoral']);
-    await expectRejected(handMade(disclosure, (digest) => ({ _sd: [digest, digest] })), 'invalid_disclosure');
-    await expectRejected(handMade(disclosure, (digest) => ({ _sd: [digest], details: { _sd: [digest] } })), 'invalid_disclosure');
+    await expectRejected(
+      handMade(disclosure, (digest) => ({ _sd: [digest, digest] })),
+      'invalid_disclosure',
+    );
+    await expectRejected(
+      handMade(disclosure, (digest) => ({ _sd: [digest], details: { _sd: [digest] } })),
+      'invalid_disclosure',
+    );
   });
 
   it('rejects a disclosure named __proto__ or _sd', async () => {
     for (const name of ['__proto__', '_sd']) {
       const disclosure = b64(['c2FsdHNhbHRzYWx0', name, { is_active_student: true }]);
-      const check = await sdJwtVcVerifier.verify(handMade(disclosure, (digest) => ({ _sd: [digest] })), context(), registry);
+      const check = await sdJwtVcVerifier.verify(
+        handMade(disclosure, (digest) => ({ _sd: [digest] })),
+        context(),
+        registry,
+      );
       if (name === '_sd') assert.equal(check.ok ? 'ok' : check.reason, 'invalid_disclosure');
-      else assert.ok(check.ok && check.presentation.claims.is_active_student === undefined, 'a __proto__ claim must not become a claim');
+      else
+        assert.ok(
+          check.ok && check.presentation.claims.is_active_student === undefined,
+          'a __proto__ claim must not become a claim',
+        );
     }
   });
 });
@@ -357,7 +504,11 @@ describe('sd-jwt-vc verification: key binding', () => {
   });
 
   it('rejects another audience', async () => {
-    await expectRejected(await present('sandbox-state.example'), 'audience_mismatch', context({ audience: 'https://evil.example' }));
+    await expectRejected(
+      await present('sandbox-state.example'),
+      'audience_mismatch',
+      context({ audience: 'https://evil.example' }),
+    );
     await expectRejected(rebind(await present('pruebas.example'), { aud: [AUDIENCE] }), 'audience_mismatch');
   });
 
@@ -371,8 +522,15 @@ describe('sd-jwt-vc verification: key binding', () => {
 
 describe('sd-jwt-vc verification: faults', () => {
   it('lets a registry failure propagate instead of calling it a bad presentation', async () => {
-    const broken: TrustRegistry = { issuers: async () => { throw new Error('database down'); } };
-    await assert.rejects(sdJwtVcVerifier.verify(await present('sandbox-state.example'), context(), broken), /database down/);
+    const broken: TrustRegistry = {
+      issuers: async () => {
+        throw new Error('database down');
+      },
+    };
+    await assert.rejects(
+      sdJwtVcVerifier.verify(await present('sandbox-state.example'), context(), broken),
+      /database down/,
+    );
   });
 });
 
@@ -382,14 +540,45 @@ describe('sd-jwt-vc interoperability with @sd-jwt', () => {
   async function libraryPresentation(iss: string) {
     const issuerKeys = await ES256.generateKeyPair();
     const holderKeys = await ES256.generateKeyPair();
-    const issuer = new SDJwtVcInstance({ signer: await ES256.getSigner(issuerKeys.privateKey), signAlg: 'ES256', hasher: digest, saltGenerator: generateSalt });
+    const issuer = new SDJwtVcInstance({
+      signer: await ES256.getSigner(issuerKeys.privateKey),
+      signAlg: 'ES256',
+      hasher: digest,
+      saltGenerator: generateSalt,
+    });
     const credential = await issuer.issue(
-      { vct: 'StudentCredential', iss, iat: seconds(NOW), exp: seconds(NOW) + 86_400, cnf: { jwk: holderKeys.publicKey }, is_active_student: true, university_domain: 'interop.example', academic_level: 'doctoral' },
+      {
+        vct: 'StudentCredential',
+        iss,
+        iat: seconds(NOW),
+        exp: seconds(NOW) + 86_400,
+        cnf: { jwk: holderKeys.publicKey },
+        is_active_student: true,
+        university_domain: 'interop.example',
+        academic_level: 'doctoral',
+      },
       { _sd: ['is_active_student', 'university_domain', 'academic_level'] },
     );
-    const holder = new SDJwtVcInstance({ hasher: digest, kbSigner: await ES256.getSigner(holderKeys.privateKey), kbSignAlg: 'ES256' });
-    const presentation = await holder.present(credential, { is_active_student: true, academic_level: true }, { kb: { payload: { iat: seconds(NOW), aud: AUDIENCE, nonce: NONCE } } });
-    const trust = registryOf([{ id: 'iss_interop', name: 'Interop University', domain: 'interop.example', country: 'DE', environment: 'live', keys: { sdJwtVc: issuerKeys.publicKey as JsonWebKey } }]);
+    const holder = new SDJwtVcInstance({
+      hasher: digest,
+      kbSigner: await ES256.getSigner(holderKeys.privateKey),
+      kbSignAlg: 'ES256',
+    });
+    const presentation = await holder.present(
+      credential,
+      { is_active_student: true, academic_level: true },
+      { kb: { payload: { iat: seconds(NOW), aud: AUDIENCE, nonce: NONCE } } },
+    );
+    const trust = registryOf([
+      {
+        id: 'iss_interop',
+        name: 'Interop University',
+        domain: 'interop.example',
+        country: 'DE',
+        environment: 'live',
+        keys: { sdJwtVc: issuerKeys.publicKey as JsonWebKey },
+      },
+    ]);
     return { presentation, trust };
   }
 
@@ -431,7 +620,11 @@ describe('sd-jwt-vc interoperability with @sd-jwt', () => {
 describe('sd-jwt-vc holder side', () => {
   it('issues the documented credential: vct, iss, iat, exp, cnf.jwk and four digests', async () => {
     const credential = await issueSandboxCredential(student('pruebas.example'), NOW);
-    const [header, payload] = credential.split('~')[0]!.split('.').slice(0, 2).map((part) => fromB64(part));
+    const [header, payload] = credential
+      .split('~')[0]!
+      .split('.')
+      .slice(0, 2)
+      .map((part) => fromB64(part));
     assert.deepEqual(header, { typ: 'dc+sd-jwt', alg: 'EdDSA' });
     assert.equal(payload.vct, 'StudentCredential');
     assert.equal(payload.iss, 'https://pruebas.example');

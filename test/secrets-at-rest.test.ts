@@ -9,8 +9,16 @@ import { forEachDialect, startHarness, type Harness } from './support/harness.ts
 async function dumpAllRows(h: Harness): Promise<string> {
   const tables =
     h.store.capabilities.name === 'sqlite'
-      ? (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(h.store.db)).rows.map((r) => r.name)
-      : (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(h.store.db)).rows.map((r) => r.name);
+      ? (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(h.store.db)).rows.map(
+          (r) => r.name,
+        )
+      : (
+          await sql<{
+            name: string;
+          }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(
+            h.store.db,
+          )
+        ).rows.map((r) => r.name);
   let dump = '';
   for (const table of tables) {
     const rows = await sql`select * from ${sql.table(table)}`.execute(h.store.db);
@@ -28,11 +36,30 @@ forEachDialect('secrets at rest', (dialect) => {
 
   test('a dump of the database holds no raw API secret, only its SHA-256 and hint', async () => {
     const tenant = await h.bootstrap('sandbox');
-    const generated = (await h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: tenant.auth, payload: { appId: tenant.appId, name: 'pos', environment: 'sandbox' } })).json().data;
-    const revokedKey = (await h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: tenant.auth, payload: { appId: tenant.appId, name: 'old', environment: 'sandbox' } })).json().data;
+    const generated = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/org/v1/keys',
+        headers: tenant.auth,
+        payload: { appId: tenant.appId, name: 'pos', environment: 'sandbox' },
+      })
+    ).json().data;
+    const revokedKey = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/org/v1/keys',
+        headers: tenant.auth,
+        payload: { appId: tenant.appId, name: 'old', environment: 'sandbox' },
+      })
+    ).json().data;
     await h.app.inject({ method: 'DELETE', url: `/org/v1/keys/${revokedKey.id}`, headers: tenant.auth });
     // An idempotent key generation must not keep the secret in the replay store either.
-    const idem = await h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: { ...tenant.auth, 'idempotency-key': 'k1' }, payload: { appId: tenant.appId, name: 'idem', environment: 'sandbox' } });
+    const idem = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/keys',
+      headers: { ...tenant.auth, 'idempotency-key': 'k1' },
+      payload: { appId: tenant.appId, name: 'idem', environment: 'sandbox' },
+    });
     assert.equal(idem.statusCode, 201);
 
     const dump = await dumpAllRows(h);
@@ -54,8 +81,18 @@ forEachDialect('secrets at rest', (dialect) => {
   test('an idempotent replay of key generation does not return the secret again', async () => {
     const tenant = await h.bootstrap('sandbox');
     const body = { appId: tenant.appId, name: 'replayed', environment: 'sandbox' };
-    const first = await h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: { ...tenant.auth, 'idempotency-key': 'k2' }, payload: body });
-    const replay = await h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: { ...tenant.auth, 'idempotency-key': 'k2' }, payload: body });
+    const first = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/keys',
+      headers: { ...tenant.auth, 'idempotency-key': 'k2' },
+      payload: body,
+    });
+    const replay = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/keys',
+      headers: { ...tenant.auth, 'idempotency-key': 'k2' },
+      payload: body,
+    });
     assert.equal(first.statusCode, 201);
     assert.equal(replay.statusCode, 201);
     assert.equal(replay.json().data.id, first.json().data.id);

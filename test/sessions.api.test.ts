@@ -8,15 +8,25 @@ const CREATED_FIELDS = ['challengeNonce', 'expiresAt', 'qrPayload', 'sessionId',
 forEachDialect('verification sessions API', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  }, { APP_SCHEME: 'matricula', PORTAL_URL: 'https://portal.example' });
+  useHarness(
+    dialect,
+    (ready, readyTenant) => {
+      h = ready;
+      tenant = readyTenant;
+    },
+    { APP_SCHEME: 'matricula', PORTAL_URL: 'https://portal.example' },
+  );
 
-  const post = (body: Record<string, unknown>, auth = tenant.auth) => h.app.inject({ method: 'POST', url: '/verification/v1/sessions', headers: auth, payload: body });
+  const post = (body: Record<string, unknown>, auth = tenant.auth) =>
+    h.app.inject({ method: 'POST', url: '/verification/v1/sessions', headers: auth, payload: body });
 
   test('create returns exactly the 2.1 fields', async () => {
-    const res = await post({ appId: tenant.appId, purpose: 'Student discount', requiredClaims: ['is_active_student', 'university_domain'], expiresInSeconds: 600 });
+    const res = await post({
+      appId: tenant.appId,
+      purpose: 'Student discount',
+      requiredClaims: ['is_active_student', 'university_domain'],
+      expiresInSeconds: 600,
+    });
     assert.equal(res.statusCode, 201);
     const s = res.json().data;
     assert.deepEqual(Object.keys(s).sort(), CREATED_FIELDS);
@@ -47,7 +57,8 @@ forEachDialect('verification sessions API', (dialect) => {
     const res = await getSession(h, tenant, s.sessionId);
     assert.equal(res.statusCode, 200);
     const data = res.json().data;
-    for (const field of CREATED_FIELDS) assert.equal(data[field], (s as unknown as Record<string, unknown>)[field], field);
+    for (const field of CREATED_FIELDS)
+      assert.equal(data[field], (s as unknown as Record<string, unknown>)[field], field);
     assert.equal(data.appId, tenant.appId);
     assert.equal(data.environment, 'sandbox');
     assert.equal(data.purpose, 'Student discount at checkout');
@@ -80,28 +91,42 @@ forEachDialect('verification sessions API', (dialect) => {
       assert.equal(res.json().error.param, param, JSON.stringify(body));
     }
     const unknownClaim = await post({ ...base, requiredClaims: ['favourite_colour'] });
-    assert.match(unknownClaim.json().error.message, /is_active_student, university_domain, academic_level, valid_until/);
+    assert.match(
+      unknownClaim.json().error.message,
+      /is_active_student, university_domain, academic_level, valid_until/,
+    );
     const edge = await post({ ...base, expiresInSeconds: 900 });
     assert.equal(edge.statusCode, 201);
   });
 
-  test('tenancy: another org\'s app or session is a 404; a live app from a sandbox key is a 403; an archived app is a 409', async () => {
+  test("tenancy: another org's app or session is a 404; a live app from a sandbox key is a 403; an archived app is a 409", async () => {
     const other = await h.bootstrap('sandbox');
     const foreignApp = await post({ appId: other.appId, purpose: 'x', requiredClaims: ['is_active_student'] });
     assert.equal(foreignApp.statusCode, 404);
     const s = await createSession(h, tenant);
-    for (const [method, url] of [['GET', `/verification/v1/sessions/${s.sessionId}`], ['POST', `/verification/v1/sessions/${s.sessionId}/cancel`]] as const) {
+    for (const [method, url] of [
+      ['GET', `/verification/v1/sessions/${s.sessionId}`],
+      ['POST', `/verification/v1/sessions/${s.sessionId}/cancel`],
+    ] as const) {
       const res = await h.app.inject({ method, url, headers: other.auth });
       assert.equal(res.statusCode, 404, `${method} ${url}`);
     }
-    const list = (await h.app.inject({ method: 'GET', url: '/verification/v1/sessions', headers: other.auth })).json().data;
+    const list = (await h.app.inject({ method: 'GET', url: '/verification/v1/sessions', headers: other.auth })).json()
+      .data;
     assert.ok(!list.some((x: { sessionId: string }) => x.sessionId === s.sessionId));
 
     const live = await h.bootstrap('live');
     const liveSession = await createSession(h, live);
     assert.equal((await getSession(h, live, liveSession.sessionId)).statusCode, 200);
 
-    const archived = (await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: tenant.auth, payload: { name: 'Soon archived' } })).json().data;
+    const archived = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/org/v1/apps',
+        headers: tenant.auth,
+        payload: { name: 'Soon archived' },
+      })
+    ).json().data;
     await h.app.inject({ method: 'DELETE', url: `/org/v1/apps/${archived.id}`, headers: tenant.auth });
     const onArchived = await post({ appId: archived.id, purpose: 'x', requiredClaims: ['is_active_student'] });
     assert.equal(onArchived.statusCode, 409);
@@ -112,42 +137,86 @@ forEachDialect('verification sessions API', (dialect) => {
       assert.equal((await getSession(h, tenant, id)).statusCode, 404);
     }
     const s = await createSession(h, tenant);
-    assert.equal((await h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${s.sessionId}` })).statusCode, 401);
-    assert.equal((await h.app.inject({ method: 'POST', url: '/verification/v1/sessions', payload: {} })).statusCode, 401);
+    assert.equal(
+      (await h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${s.sessionId}` })).statusCode,
+      401,
+    );
+    assert.equal(
+      (await h.app.inject({ method: 'POST', url: '/verification/v1/sessions', payload: {} })).statusCode,
+      401,
+    );
   });
 
   test('list filters by app and status with cursor pagination', async () => {
     const t = await h.bootstrap('sandbox');
-    const second = (await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: t.auth, payload: { name: 'Second' } })).json().data;
+    const second = (
+      await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: t.auth, payload: { name: 'Second' } })
+    ).json().data;
     const made = [];
     for (let i = 0; i < 3; i++) made.push(await createSession(h, t));
     const onSecond = await createSession(h, t, { appId: second.id });
-    await h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${made[0].sessionId}/cancel`, headers: t.auth });
+    await h.app.inject({
+      method: 'POST',
+      url: `/verification/v1/sessions/${made[0].sessionId}/cancel`,
+      headers: t.auth,
+    });
 
     const all = await h.app.inject({ method: 'GET', url: '/verification/v1/sessions?limit=2', headers: t.auth });
     assert.equal(all.json().data.length, 2);
     assert.equal(all.json().pagination.hasMore, true);
-    const rest = await h.app.inject({ method: 'GET', url: `/verification/v1/sessions?limit=2&startingAfter=${all.json().pagination.nextCursor}`, headers: t.auth });
+    const rest = await h.app.inject({
+      method: 'GET',
+      url: `/verification/v1/sessions?limit=2&startingAfter=${all.json().pagination.nextCursor}`,
+      headers: t.auth,
+    });
     const ids = [...all.json().data, ...rest.json().data].map((x: { sessionId: string }) => x.sessionId);
     assert.equal(new Set(ids).size, 4);
 
-    const byApp = (await h.app.inject({ method: 'GET', url: `/verification/v1/sessions?appId=${second.id}`, headers: t.auth })).json().data;
-    assert.deepEqual(byApp.map((x: { sessionId: string }) => x.sessionId), [onSecond.sessionId]);
-    const cancelled = (await h.app.inject({ method: 'GET', url: '/verification/v1/sessions?status=cancelled', headers: t.auth })).json().data;
-    assert.deepEqual(cancelled.map((x: { sessionId: string }) => x.sessionId), [made[0].sessionId]);
-    const badStatus = await h.app.inject({ method: 'GET', url: '/verification/v1/sessions?status=done', headers: t.auth });
+    const byApp = (
+      await h.app.inject({ method: 'GET', url: `/verification/v1/sessions?appId=${second.id}`, headers: t.auth })
+    ).json().data;
+    assert.deepEqual(
+      byApp.map((x: { sessionId: string }) => x.sessionId),
+      [onSecond.sessionId],
+    );
+    const cancelled = (
+      await h.app.inject({ method: 'GET', url: '/verification/v1/sessions?status=cancelled', headers: t.auth })
+    ).json().data;
+    assert.deepEqual(
+      cancelled.map((x: { sessionId: string }) => x.sessionId),
+      [made[0].sessionId],
+    );
+    const badStatus = await h.app.inject({
+      method: 'GET',
+      url: '/verification/v1/sessions?status=done',
+      headers: t.auth,
+    });
     assert.equal(badStatus.statusCode, 400);
   });
 
   test('cancel: pending → cancelled with an event; cancelling again is 409 invalid_state', async () => {
     const s = await createSession(h, tenant);
-    const res = await h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${s.sessionId}/cancel`, headers: tenant.auth });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: `/verification/v1/sessions/${s.sessionId}/cancel`,
+      headers: tenant.auth,
+    });
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().data.status, 'cancelled');
-    const again = await h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${s.sessionId}/cancel`, headers: tenant.auth });
+    const again = await h.app.inject({
+      method: 'POST',
+      url: `/verification/v1/sessions/${s.sessionId}/cancel`,
+      headers: tenant.auth,
+    });
     assert.equal(again.statusCode, 409);
     assert.equal(again.json().error.code, 'invalid_state');
-    const events = (await h.app.inject({ method: 'GET', url: `/org/v1/events?appId=${tenant.appId}&event=verification.cancelled`, headers: tenant.auth })).json().data;
+    const events = (
+      await h.app.inject({
+        method: 'GET',
+        url: `/org/v1/events?appId=${tenant.appId}&event=verification.cancelled`,
+        headers: tenant.auth,
+      })
+    ).json().data;
     assert.ok(events.some((e: { data: { sessionId: string } }) => e.data.sessionId === s.sessionId));
   });
 });

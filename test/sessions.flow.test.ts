@@ -20,7 +20,13 @@ forEachDialect('verification flow', (dialect) => {
   });
 
   const events = async (type: string) =>
-    (await h.app.inject({ method: 'GET', url: `/org/v1/events?appId=${tenant.appId}&event=${type}&limit=100`, headers: tenant.auth })).json().data as Array<{
+    (
+      await h.app.inject({
+        method: 'GET',
+        url: `/org/v1/events?appId=${tenant.appId}&event=${type}&limit=100`,
+        headers: tenant.auth,
+      })
+    ).json().data as Array<{
       id: string;
       event: string;
       appId: string;
@@ -31,8 +37,13 @@ forEachDialect('verification flow', (dialect) => {
 
   for (const format of ['sd-jwt-vc', 'bbs', 'groth16'] as const) {
     test(`${format}: request → consent → presentation completes verified, with the 6.3 event`, async () => {
-      const s = await createSession(h, tenant, { requiredClaims: ['is_active_student', 'university_domain', 'academic_level', 'valid_until'] });
-      const request = await h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}` });
+      const s = await createSession(h, tenant, {
+        requiredClaims: ['is_active_student', 'university_domain', 'academic_level', 'valid_until'],
+      });
+      const request = await h.app.inject({
+        method: 'GET',
+        url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}`,
+      });
       assert.equal(request.statusCode, 200);
       const req = request.json().data;
       assert.equal(req.nonce, s.challengeNonce);
@@ -45,7 +56,12 @@ forEachDialect('verification flow', (dialect) => {
       const presentation = await buildPresentation(h, format, { nonce: req.nonce, disclose: req.requiredClaims });
       const res = await submit(h, s, format, presentation);
       assert.equal(res.statusCode, 200, res.body);
-      assert.deepEqual(res.json().data, { sessionId: s.sessionId, status: 'completed', verified: true, failureReason: null });
+      assert.deepEqual(res.json().data, {
+        sessionId: s.sessionId,
+        status: 'completed',
+        verified: true,
+        failureReason: null,
+      });
 
       const session = (await getSession(h, tenant, s.sessionId)).json().data;
       assert.equal(session.status, 'completed');
@@ -81,26 +97,43 @@ forEachDialect('verification flow', (dialect) => {
   test('only the requested claims are reported; the university comes from the registry', async () => {
     const s = await createSession(h, tenant, { requiredClaims: ['is_active_student'] });
     await consent(h, s);
-    const p = await buildPresentation(h, 'sd-jwt-vc', { nonce: s.challengeNonce, disclose: ['is_active_student'], student: { university: 'pruebas.example' } });
+    const p = await buildPresentation(h, 'sd-jwt-vc', {
+      nonce: s.challengeNonce,
+      disclose: ['is_active_student'],
+      student: { university: 'pruebas.example' },
+    });
     assert.equal((await submit(h, s, 'sd-jwt-vc', p)).json().data.verified, true);
     const result = (await getSession(h, tenant, s.sessionId)).json().data.result;
     assert.deepEqual(result.claims, { is_active_student: true });
     assert.deepEqual(result.university, { name: 'Universidad de Pruebas', domain: 'pruebas.example', country: 'ES' });
   });
 
-  const notQualifying: Array<[string, Parameters<typeof buildPresentation>[2]['student'], string[] | undefined, string]> = [
+  const notQualifying: Array<
+    [string, Parameters<typeof buildPresentation>[2]['student'], string[] | undefined, string]
+  > = [
     ['inactive student', { active: false }, undefined, 'student_inactive'],
     ['expired credential', { validUntil: '2026-01-01T00:00:00.000Z' }, undefined, 'credential_expired'],
     ['required claim withheld', {}, ['is_active_student'], 'claim_not_disclosed'],
   ];
   for (const [name, student, disclose, reason] of notQualifying) {
     test(`${name}: the session completes unverified with ${reason}`, async () => {
-      const s = await createSession(h, tenant, { requiredClaims: ['is_active_student', 'university_domain', 'valid_until'] });
+      const s = await createSession(h, tenant, {
+        requiredClaims: ['is_active_student', 'university_domain', 'valid_until'],
+      });
       await consent(h, s);
-      const p = await buildPresentation(h, 'sd-jwt-vc', { nonce: s.challengeNonce, student, disclose: (disclose ?? ['is_active_student', 'university_domain', 'valid_until']) as never });
+      const p = await buildPresentation(h, 'sd-jwt-vc', {
+        nonce: s.challengeNonce,
+        student,
+        disclose: (disclose ?? ['is_active_student', 'university_domain', 'valid_until']) as never,
+      });
       const res = await submit(h, s, 'sd-jwt-vc', p);
       assert.equal(res.statusCode, 200);
-      assert.deepEqual(res.json().data, { sessionId: s.sessionId, status: 'completed', verified: false, failureReason: reason });
+      assert.deepEqual(res.json().data, {
+        sessionId: s.sessionId,
+        status: 'completed',
+        verified: false,
+        failureReason: reason,
+      });
       const session = (await getSession(h, tenant, s.sessionId)).json().data;
       assert.equal(session.result.verified, false);
       assert.equal(session.result.failureReason, reason);
@@ -113,8 +146,13 @@ forEachDialect('verification flow', (dialect) => {
     const s = await createSession(h, tenant);
     await consent(h, s);
     const otherNonce = await buildPresentation(h, 'sd-jwt-vc', { nonce: 'nonce_someone_else' });
-    const wrongAudience = await buildPresentation(h, 'sd-jwt-vc', { nonce: s.challengeNonce, audience: 'https://evil.example' });
-    const tampered = BUILDERS['sd-jwt-vc']!.tamper(await buildPresentation(h, 'sd-jwt-vc', { nonce: s.challengeNonce }));
+    const wrongAudience = await buildPresentation(h, 'sd-jwt-vc', {
+      nonce: s.challengeNonce,
+      audience: 'https://evil.example',
+    });
+    const tampered = BUILDERS['sd-jwt-vc']!.tamper(
+      await buildPresentation(h, 'sd-jwt-vc', { nonce: s.challengeNonce }),
+    );
     const cases: Array<[unknown, string]> = [
       [otherNonce, 'nonce_mismatch'],
       [wrongAudience, 'audience_mismatch'],
@@ -151,10 +189,20 @@ forEachDialect('verification flow', (dialect) => {
     }
     const session = (await getSession(h, tenant, s.sessionId)).json().data;
     assert.equal(session.status, 'completed');
-    assert.deepEqual(session.result, { verified: false, format: null, university: null, claims: {}, failureReason: 'too_many_attempts' });
+    assert.deepEqual(session.result, {
+      verified: false,
+      format: null,
+      university: null,
+      claims: {},
+      failureReason: 'too_many_attempts',
+    });
     const sixth = await submit(h, s, 'sd-jwt-vc', await buildPresentation(h, 'sd-jwt-vc', { nonce: s.challengeNonce }));
     assert.equal(sixth.statusCode, 409);
-    assert.ok((await events('verification.completed')).some((e) => e.data.sessionId === s.sessionId && e.data.verified === false));
+    assert.ok(
+      (await events('verification.completed')).some(
+        (e) => e.data.sessionId === s.sessionId && e.data.verified === false,
+      ),
+    );
   });
 
   test('a nonce answers once: replays to the same session and to another session fail', async () => {
@@ -195,7 +243,11 @@ forEachDialect('verification flow', (dialect) => {
       buildPresentation(h, 'sd-jwt-vc', { nonce: s.challengeNonce, student: { holderSeed: 'racer-a' } }),
       buildPresentation(h, 'bbs', { nonce: s.challengeNonce, student: { holderSeed: 'racer-b' } }),
     ]);
-    const results = await Promise.all([submit(h, s, 'sd-jwt-vc', a), submit(h, s, 'bbs', b), submit(h, s, 'sd-jwt-vc', a)]);
+    const results = await Promise.all([
+      submit(h, s, 'sd-jwt-vc', a),
+      submit(h, s, 'bbs', b),
+      submit(h, s, 'sd-jwt-vc', a),
+    ]);
     const statuses = results.map((r) => r.statusCode).sort();
     assert.deepEqual(statuses, [200, 409, 409]);
     const completions = (await events('verification.completed')).filter((e) => e.data.sessionId === s.sessionId);
@@ -205,9 +257,15 @@ forEachDialect('verification flow', (dialect) => {
   test('the wallet: a wrong nonce is a 404 revealing nothing; presenting before consent is a 409', async () => {
     const s = await createSession(h, tenant);
     const wrong = 'nonce_' + 'A'.repeat(43);
-    const request = await h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${wrong}` });
+    const request = await h.app.inject({
+      method: 'GET',
+      url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${wrong}`,
+    });
     assert.equal(request.statusCode, 404);
-    const unknown = await h.app.inject({ method: 'GET', url: `/verification/v1/sessions/sess_00000000000000000000000000/request?nonce=${wrong}` });
+    const unknown = await h.app.inject({
+      method: 'GET',
+      url: `/verification/v1/sessions/sess_00000000000000000000000000/request?nonce=${wrong}`,
+    });
     assert.equal(unknown.statusCode, 404);
     assert.equal(request.json().error.message, unknown.json().error.message);
     assert.equal((await consent(h, s, 'approved', wrong)).statusCode, 404);
@@ -216,7 +274,11 @@ forEachDialect('verification flow', (dialect) => {
     assert.equal(early.statusCode, 409);
     const missingNonce = await h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${s.sessionId}/request` });
     assert.equal(missingNonce.statusCode, 400);
-    const badDecision = await h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${s.sessionId}/consent`, payload: { nonce: s.challengeNonce, decision: 'maybe' } });
+    const badDecision = await h.app.inject({
+      method: 'POST',
+      url: `/verification/v1/sessions/${s.sessionId}/consent`,
+      payload: { nonce: s.challengeNonce, decision: 'maybe' },
+    });
     assert.equal(badDecision.statusCode, 400);
   });
 
@@ -227,7 +289,16 @@ forEachDialect('verification flow', (dialect) => {
     assert.equal((await getSession(h, tenant, s.sessionId)).json().data.status, 'declined');
     assert.ok((await events('consent.declined')).some((e) => e.data.sessionId === s.sessionId));
     assert.equal((await consent(h, s, 'approved')).statusCode, 409);
-    assert.equal((await h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${s.sessionId}/cancel`, headers: tenant.auth })).statusCode, 409);
+    assert.equal(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/verification/v1/sessions/${s.sessionId}/cancel`,
+          headers: tenant.auth,
+        })
+      ).statusCode,
+      409,
+    );
   });
 
   test('expiry is exact on read, 410 for the wallet, persisted by the sweeper with verification.expired', async () => {
@@ -239,11 +310,20 @@ forEachDialect('verification flow', (dialect) => {
     assert.equal((await getSession(h, tenant, s.sessionId)).json().data.status, 'pending');
     h.clock.advance(1);
     assert.equal((await getSession(h, tenant, s.sessionId)).json().data.status, 'expired');
-    const request = await h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}` });
+    const request = await h.app.inject({
+      method: 'GET',
+      url: `/verification/v1/sessions/${s.sessionId}/request?nonce=${encodeURIComponent(s.challengeNonce)}`,
+    });
     assert.equal(request.statusCode, 410);
     assert.equal(request.json().error.code, 'session_expired');
     assert.equal((await submit(h, consented, 'sd-jwt-vc', p)).statusCode, 410);
-    const listed = (await h.app.inject({ method: 'GET', url: '/verification/v1/sessions?status=expired&limit=100', headers: tenant.auth })).json().data;
+    const listed = (
+      await h.app.inject({
+        method: 'GET',
+        url: '/verification/v1/sessions?status=expired&limit=100',
+        headers: tenant.auth,
+      })
+    ).json().data;
     assert.ok(listed.some((x: { sessionId: string }) => x.sessionId === s.sessionId));
     assert.ok(!(await events('verification.expired')).some((e) => e.data.sessionId === s.sessionId));
 
@@ -251,9 +331,20 @@ forEachDialect('verification flow', (dialect) => {
     const swept = await expireDueSessions(deps);
     assert.ok(swept >= 2);
     assert.equal(await expireDueSessions(deps), 0, 'a second sweep finds nothing');
-    const expiredEvents = (await events('verification.expired')).filter((e) => e.data.sessionId === s.sessionId || e.data.sessionId === consented.sessionId);
+    const expiredEvents = (await events('verification.expired')).filter(
+      (e) => e.data.sessionId === s.sessionId || e.data.sessionId === consented.sessionId,
+    );
     assert.equal(expiredEvents.length, 2);
-    assert.equal((await h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${s.sessionId}/cancel`, headers: tenant.auth })).statusCode, 409);
+    assert.equal(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/verification/v1/sessions/${s.sessionId}/cancel`,
+          headers: tenant.auth,
+        })
+      ).statusCode,
+      409,
+    );
   });
 
   test('app details count sessions by outcome', async () => {
@@ -263,14 +354,29 @@ forEachDialect('verification flow', (dialect) => {
     await submit(h, ok, 'sd-jwt-vc', await buildPresentation(h, 'sd-jwt-vc', { nonce: ok.challengeNonce }));
     const bad = await createSession(h, t);
     await consent(h, bad);
-    await submit(h, bad, 'sd-jwt-vc', await buildPresentation(h, 'sd-jwt-vc', { nonce: bad.challengeNonce, student: { active: false } }));
+    await submit(
+      h,
+      bad,
+      'sd-jwt-vc',
+      await buildPresentation(h, 'sd-jwt-vc', { nonce: bad.challengeNonce, student: { active: false } }),
+    );
     const declined = await createSession(h, t);
     await consent(h, declined, 'declined');
     await createSession(h, t);
     const lapsed = await createSession(h, t, { expiresInSeconds: 30 });
     h.clock.advance(31_000);
-    const metrics = (await h.app.inject({ method: 'GET', url: `/org/v1/apps/${t.appId}`, headers: t.auth })).json().data.metrics.sessions;
+    const metrics = (await h.app.inject({ method: 'GET', url: `/org/v1/apps/${t.appId}`, headers: t.auth })).json().data
+      .metrics.sessions;
     assert.ok(lapsed);
-    assert.deepEqual(metrics, { total: 5, pending: 1, consented: 0, verified: 1, notVerified: 1, expired: 1, cancelled: 0, declined: 1 });
+    assert.deepEqual(metrics, {
+      total: 5,
+      pending: 1,
+      consented: 0,
+      verified: 1,
+      notVerified: 1,
+      expired: 1,
+      cancelled: 0,
+      declined: 1,
+    });
   });
 });

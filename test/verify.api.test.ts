@@ -14,12 +14,17 @@ forEachDialect('direct verify and events API', (dialect) => {
     tenant = readyTenant;
   });
 
-  const verify = (body: Record<string, unknown>, auth = tenant.auth) => h.app.inject({ method: 'POST', url: '/verification/v1/verify', headers: auth, payload: body });
+  const verify = (body: Record<string, unknown>, auth = tenant.auth) =>
+    h.app.inject({ method: 'POST', url: '/verification/v1/verify', headers: auth, payload: body });
 
   for (const format of ['sd-jwt-vc', 'bbs'] as const) {
     test(`${format}: a valid presentation verifies directly`, async () => {
       const nonce = `nonce_direct-${format}`;
-      const presentation = await buildPresentation(h, format, { nonce, disclose: ['is_active_student', 'academic_level', 'valid_until'], student: { university: 'pruebas.example' } });
+      const presentation = await buildPresentation(h, format, {
+        nonce,
+        disclose: ['is_active_student', 'academic_level', 'valid_until'],
+        student: { university: 'pruebas.example' },
+      });
       const res = await verify({ format, presentation, nonce, requiredClaims: ['academic_level'] });
       assert.equal(res.statusCode, 200);
       const data = res.json().data;
@@ -41,11 +46,43 @@ forEachDialect('direct verify and events API', (dialect) => {
       [{ format: 'sd-jwt-vc', presentation: good, nonce, audience: 'https://elsewhere.example' }, 'audience_mismatch'],
       [{ format: 'sd-jwt-vc', presentation: BUILDERS['sd-jwt-vc'].tamper(good), nonce }, 'invalid_disclosure'],
       [{ format: 'bbs', presentation: good, nonce }, 'malformed_presentation'],
-      [{ format: 'sd-jwt-vc', presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, student: { active: false } }), nonce }, 'student_inactive'],
-      [{ format: 'sd-jwt-vc', presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, disclose: ['is_active_student'] }), nonce, requiredClaims: ['university_domain'] }, 'claim_not_disclosed'],
+      [
+        {
+          format: 'sd-jwt-vc',
+          presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, student: { active: false } }),
+          nonce,
+        },
+        'student_inactive',
+      ],
+      [
+        {
+          format: 'sd-jwt-vc',
+          presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, disclose: ['is_active_student'] }),
+          nonce,
+          requiredClaims: ['university_domain'],
+        },
+        'claim_not_disclosed',
+      ],
       // BBS has no expiry of its own: without valid_until the credential's currency is unknown.
-      [{ format: 'bbs', presentation: await buildPresentation(h, 'bbs', { nonce, disclose: ['is_active_student'] }), nonce }, 'claim_not_disclosed'],
-      [{ format: 'bbs', presentation: await buildPresentation(h, 'bbs', { nonce, student: { validUntil: '2026-01-01T00:00:00.000Z' } }), nonce }, 'credential_expired'],
+      [
+        {
+          format: 'bbs',
+          presentation: await buildPresentation(h, 'bbs', { nonce, disclose: ['is_active_student'] }),
+          nonce,
+        },
+        'claim_not_disclosed',
+      ],
+      [
+        {
+          format: 'bbs',
+          presentation: await buildPresentation(h, 'bbs', {
+            nonce,
+            student: { validUntil: '2026-01-01T00:00:00.000Z' },
+          }),
+          nonce,
+        },
+        'credential_expired',
+      ],
     ];
     for (const [body, reason] of cases) {
       const res = await verify(body);
@@ -57,7 +94,10 @@ forEachDialect('direct verify and events API', (dialect) => {
 
   test('only the claims asked for are reported, whatever else the wallet disclosed', async () => {
     const nonce = 'nonce_over-disclosure';
-    const presentation = await buildPresentation(h, 'sd-jwt-vc', { nonce, disclose: ['is_active_student', 'university_domain', 'academic_level', 'valid_until'] });
+    const presentation = await buildPresentation(h, 'sd-jwt-vc', {
+      nonce,
+      disclose: ['is_active_student', 'university_domain', 'academic_level', 'valid_until'],
+    });
     const res = await verify({ format: 'sd-jwt-vc', presentation, nonce, requiredClaims: ['university_domain'] });
     assert.equal(res.json().data.verified, true);
     assert.deepEqual(res.json().data.claims, { is_active_student: true, university_domain: 'sandbox-state.example' });
@@ -66,7 +106,10 @@ forEachDialect('direct verify and events API', (dialect) => {
   test('a live key sees sandbox credentials as untrusted', async () => {
     const live = await h.bootstrap('live');
     const nonce = 'nonce_live';
-    const res = await verify({ format: 'sd-jwt-vc', presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce }), nonce }, live.auth);
+    const res = await verify(
+      { format: 'sd-jwt-vc', presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce }), nonce },
+      live.auth,
+    );
     assert.equal(res.json().data.verified, false);
     assert.equal(res.json().data.failureReason, 'untrusted_issuer');
   });
@@ -85,7 +128,11 @@ forEachDialect('direct verify and events API', (dialect) => {
       assert.equal(res.statusCode, 400, JSON.stringify(body));
       assert.equal(res.json().error.param, param);
     }
-    const anonymous = await h.app.inject({ method: 'POST', url: '/verification/v1/verify', payload: { format: 'sd-jwt-vc', presentation: 'x', nonce: 'n' } });
+    const anonymous = await h.app.inject({
+      method: 'POST',
+      url: '/verification/v1/verify',
+      payload: { format: 'sd-jwt-vc', presentation: 'x', nonce: 'n' },
+    });
     assert.equal(anonymous.statusCode, 401);
   });
 
@@ -95,21 +142,50 @@ forEachDialect('direct verify and events API', (dialect) => {
     const page1 = (await h.app.inject({ method: 'GET', url: '/org/v1/events?limit=2', headers: t.auth })).json();
     assert.equal(page1.data.length, 2);
     assert.equal(page1.pagination.hasMore, true);
-    const page2 = (await h.app.inject({ method: 'GET', url: `/org/v1/events?limit=2&startingAfter=${page1.pagination.nextCursor}`, headers: t.auth })).json();
+    const page2 = (
+      await h.app.inject({
+        method: 'GET',
+        url: `/org/v1/events?limit=2&startingAfter=${page1.pagination.nextCursor}`,
+        headers: t.auth,
+      })
+    ).json();
     assert.equal(page2.data.length, 1);
     assert.ok(page1.data[0].id > page1.data[1].id && page1.data[1].id > page2.data[0].id);
     const eventId = page1.data[0].id;
     const other = await h.bootstrap('sandbox');
-    assert.equal((await h.app.inject({ method: 'GET', url: `/org/v1/events/${eventId}`, headers: other.auth })).statusCode, 404);
-    assert.equal((await h.app.inject({ method: 'GET', url: `/org/v1/events?appId=${t.appId}`, headers: other.auth })).statusCode, 404);
-    assert.equal((await h.app.inject({ method: 'GET', url: '/org/v1/events/evt_00000000000000000000000000', headers: t.auth })).statusCode, 404);
+    assert.equal(
+      (await h.app.inject({ method: 'GET', url: `/org/v1/events/${eventId}`, headers: other.auth })).statusCode,
+      404,
+    );
+    assert.equal(
+      (await h.app.inject({ method: 'GET', url: `/org/v1/events?appId=${t.appId}`, headers: other.auth })).statusCode,
+      404,
+    );
+    assert.equal(
+      (await h.app.inject({ method: 'GET', url: '/org/v1/events/evt_00000000000000000000000000', headers: t.auth }))
+        .statusCode,
+      404,
+    );
     const { insertNewApplication } = await import('../src/services/applications.ts');
     const { issueKey } = await import('../src/services/api-keys.ts');
-    const liveApp = await insertNewApplication(h.store.db, { clock: h.clock }, t.orgId, { name: 'live', environment: 'live' });
+    const liveApp = await insertNewApplication(h.store.db, { clock: h.clock }, t.orgId, {
+      name: 'live',
+      environment: 'live',
+    });
     const liveKey = await issueKey(h.store.db, { clock: h.clock }, liveApp, 'live');
-    const crossEnv = await h.app.inject({ method: 'GET', url: `/org/v1/events/${eventId}`, headers: { authorization: `Bearer ${liveKey.rawSecret}` } });
+    const crossEnv = await h.app.inject({
+      method: 'GET',
+      url: `/org/v1/events/${eventId}`,
+      headers: { authorization: `Bearer ${liveKey.rawSecret}` },
+    });
     assert.equal(crossEnv.statusCode, 403);
-    const liveList = (await h.app.inject({ method: 'GET', url: '/org/v1/events', headers: { authorization: `Bearer ${liveKey.rawSecret}` } })).json().data;
+    const liveList = (
+      await h.app.inject({
+        method: 'GET',
+        url: '/org/v1/events',
+        headers: { authorization: `Bearer ${liveKey.rawSecret}` },
+      })
+    ).json().data;
     assert.equal(liveList.length, 0);
   });
 });

@@ -5,7 +5,19 @@ import { EVENT_TYPES } from '../src/domain/events.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { createEndpoint } from './support/webhooks.ts';
 
-const ENDPOINT_FIELDS = ['appId', 'createdAt', 'description', 'disabledReason', 'enabled', 'environment', 'events', 'id', 'previousSecretExpiresAt', 'updatedAt', 'url'];
+const ENDPOINT_FIELDS = [
+  'appId',
+  'createdAt',
+  'description',
+  'disabledReason',
+  'enabled',
+  'environment',
+  'events',
+  'id',
+  'previousSecretExpiresAt',
+  'updatedAt',
+  'url',
+];
 const URL_OK = 'http://127.0.0.1:9/hooks';
 
 forEachDialect('webhook endpoints API', (dialect) => {
@@ -21,7 +33,12 @@ forEachDialect('webhook endpoints API', (dialect) => {
       method: 'POST',
       url: '/org/v1/webhooks',
       headers: tenant.auth,
-      payload: { appId: tenant.appId, url: URL_OK, events: ['verification.completed', 'consent.approved', 'verification.completed'], description: 'orders' },
+      payload: {
+        appId: tenant.appId,
+        url: URL_OK,
+        events: ['verification.completed', 'consent.approved', 'verification.completed'],
+        description: 'orders',
+      },
     });
     assert.equal(res.statusCode, 201, res.body);
     const created = res.json().data;
@@ -38,7 +55,11 @@ forEachDialect('webhook endpoints API', (dialect) => {
     assert.equal(one.statusCode, 200);
     assert.deepEqual(Object.keys(one.json().data).sort(), ENDPOINT_FIELDS);
     assert.ok(!one.body.includes(created.secret));
-    const list = await h.app.inject({ method: 'GET', url: `/org/v1/webhooks?appId=${tenant.appId}`, headers: tenant.auth });
+    const list = await h.app.inject({
+      method: 'GET',
+      url: `/org/v1/webhooks?appId=${tenant.appId}`,
+      headers: tenant.auth,
+    });
     assert.equal(list.statusCode, 200);
     assert.ok(list.json().data.some((e: { id: string }) => e.id === created.id));
     assert.ok(!list.body.includes(created.secret));
@@ -50,12 +71,18 @@ forEachDialect('webhook endpoints API', (dialect) => {
     await createEndpoint(h, t, URL_OK, ['consent.declined']);
     const list = (await h.app.inject({ method: 'GET', url: '/org/v1/apps', headers: t.auth })).json().data;
     assert.equal(list.find((a: { id: string }) => a.id === t.appId).webhookCount, 2);
-    const details = (await h.app.inject({ method: 'GET', url: `/org/v1/apps/${t.appId}`, headers: t.auth })).json().data;
+    const details = (await h.app.inject({ method: 'GET', url: `/org/v1/apps/${t.appId}`, headers: t.auth })).json()
+      .data;
     assert.equal(details.webhookCount, 2);
   });
 
   test('unknown event names and bad bodies are 400s naming the field', async () => {
-    const unknown = await h.app.inject({ method: 'POST', url: '/org/v1/webhooks', headers: tenant.auth, payload: { appId: tenant.appId, url: URL_OK, events: ['verification.done'] } });
+    const unknown = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/webhooks',
+      headers: tenant.auth,
+      payload: { appId: tenant.appId, url: URL_OK, events: ['verification.done'] },
+    });
     assert.equal(unknown.statusCode, 400);
     assert.equal(unknown.json().error.param, 'events');
     assert.match(unknown.json().error.message, /"verification\.done"/);
@@ -77,7 +104,12 @@ forEachDialect('webhook endpoints API', (dialect) => {
   test('patch changes url, events, description and enabled; enabling clears the reason', async () => {
     const endpoint = await createEndpoint(h, tenant, URL_OK);
     h.clock.advance(1000);
-    const disabled = await h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth, payload: { enabled: false } });
+    const disabled = await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/webhooks/${endpoint.id}`,
+      headers: tenant.auth,
+      payload: { enabled: false },
+    });
     assert.equal(disabled.statusCode, 200);
     assert.equal(disabled.json().data.enabled, false);
     assert.equal(disabled.json().data.disabledReason, 'manual');
@@ -91,20 +123,39 @@ forEachDialect('webhook endpoints API', (dialect) => {
     });
     assert.equal(patched.statusCode, 200);
     const data = patched.json().data;
-    assert.deepEqual([data.url, data.events, data.description, data.enabled, data.disabledReason], ['http://127.0.0.1:10/new', ['consent.declined'], null, true, null]);
-    const read = (await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth })).json().data;
+    assert.deepEqual(
+      [data.url, data.events, data.description, data.enabled, data.disabledReason],
+      ['http://127.0.0.1:10/new', ['consent.declined'], null, true, null],
+    );
+    const read = (
+      await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth })
+    ).json().data;
     assert.deepEqual(read, data);
 
-    const empty = await h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth, payload: {} });
+    const empty = await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/webhooks/${endpoint.id}`,
+      headers: tenant.auth,
+      payload: {},
+    });
     assert.equal(empty.statusCode, 400);
-    const bad = await h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth, payload: { events: ['nope'] } });
+    const bad = await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/webhooks/${endpoint.id}`,
+      headers: tenant.auth,
+      payload: { events: ['nope'] },
+    });
     assert.equal(bad.statusCode, 400);
     assert.equal(bad.json().error.param, 'events');
   });
 
   test('rotation returns a new secret once and keeps the old one valid for 24 h', async () => {
     const endpoint = await createEndpoint(h, tenant, URL_OK);
-    const res = await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpoint.id}/rotate-secret`, headers: tenant.auth });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: `/org/v1/webhooks/${endpoint.id}/rotate-secret`,
+      headers: tenant.auth,
+    });
     assert.equal(res.statusCode, 200);
     const rotated = res.json().data;
     assert.match(rotated.secret, /^whsec_/);
@@ -146,9 +197,19 @@ forEachDialect('webhook endpoints API', (dialect) => {
     const del = await h.app.inject({ method: 'DELETE', url: `/org/v1/webhooks/${endpoint.id}`, headers: t.auth });
     assert.equal(del.statusCode, 200);
     assert.deepEqual(del.json().data, { id: endpoint.id, deleted: true, deletedAt: h.clock.now().toISOString() });
-    assert.equal((await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}`, headers: t.auth })).statusCode, 404);
-    assert.equal((await h.app.inject({ method: 'DELETE', url: `/org/v1/webhooks/${endpoint.id}`, headers: t.auth })).statusCode, 404);
-    const left = await h.store.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).execute();
+    assert.equal(
+      (await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}`, headers: t.auth })).statusCode,
+      404,
+    );
+    assert.equal(
+      (await h.app.inject({ method: 'DELETE', url: `/org/v1/webhooks/${endpoint.id}`, headers: t.auth })).statusCode,
+      404,
+    );
+    const left = await h.store.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', '=', endpoint.id)
+      .execute();
     assert.deepEqual(left, []);
     const apps = (await h.app.inject({ method: 'GET', url: '/org/v1/apps', headers: t.auth })).json().data;
     assert.equal(apps.find((a: { id: string }) => a.id === t.appId).webhookCount, 0);
@@ -163,32 +224,72 @@ forEachDialect('webhook endpoints API', (dialect) => {
     const delivery = res.json().data;
     assert.match(delivery.id, /^del_/);
     assert.deepEqual(
-      { event: delivery.event, status: delivery.status, attemptCount: delivery.attemptCount, nextAttemptAt: delivery.nextAttemptAt, attempts: delivery.attempts },
-      { event: 'webhook.test', status: 'pending', attemptCount: 0, nextAttemptAt: h.clock.now().toISOString(), attempts: [] },
+      {
+        event: delivery.event,
+        status: delivery.status,
+        attemptCount: delivery.attemptCount,
+        nextAttemptAt: delivery.nextAttemptAt,
+        attempts: delivery.attempts,
+      },
+      {
+        event: 'webhook.test',
+        status: 'pending',
+        attemptCount: 0,
+        nextAttemptAt: h.clock.now().toISOString(),
+        attempts: [],
+      },
     );
-    const event = (await h.app.inject({ method: 'GET', url: `/org/v1/events/${delivery.eventId}`, headers: t.auth })).json().data;
+    const event = (
+      await h.app.inject({ method: 'GET', url: `/org/v1/events/${delivery.eventId}`, headers: t.auth })
+    ).json().data;
     assert.equal(event.event, 'webhook.test');
     assert.equal(event.data.endpointId, endpoint.id);
-    const log = (await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}/deliveries`, headers: t.auth })).json();
-    assert.deepEqual(log.data.map((d: { id: string }) => d.id), [delivery.id]);
+    const log = (
+      await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}/deliveries`, headers: t.auth })
+    ).json();
+    assert.deepEqual(
+      log.data.map((d: { id: string }) => d.id),
+      [delivery.id],
+    );
     // Targeted: the other endpoint, though subscribed to webhook.test, gets nothing.
-    const otherLog = (await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${other.id}/deliveries`, headers: t.auth })).json();
+    const otherLog = (
+      await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${other.id}/deliveries`, headers: t.auth })
+    ).json();
     assert.deepEqual(otherLog.data, []);
-    const one = await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}`, headers: t.auth });
+    const one = await h.app.inject({
+      method: 'GET',
+      url: `/org/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}`,
+      headers: t.auth,
+    });
     assert.deepEqual(one.json().data, delivery);
-    const wrongEndpoint = await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${other.id}/deliveries/${delivery.id}`, headers: t.auth });
+    const wrongEndpoint = await h.app.inject({
+      method: 'GET',
+      url: `/org/v1/webhooks/${other.id}/deliveries/${delivery.id}`,
+      headers: t.auth,
+    });
     assert.equal(wrongEndpoint.statusCode, 404);
   });
 
   test('a disabled endpoint refuses test events and manual retries (409)', async () => {
     const t = await h.bootstrap('sandbox');
     const endpoint = await createEndpoint(h, t, URL_OK);
-    const delivery = (await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpoint.id}/test`, headers: t.auth })).json().data;
-    await h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${endpoint.id}`, headers: t.auth, payload: { enabled: false } });
+    const delivery = (
+      await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpoint.id}/test`, headers: t.auth })
+    ).json().data;
+    await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/webhooks/${endpoint.id}`,
+      headers: t.auth,
+      payload: { enabled: false },
+    });
     const test = await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpoint.id}/test`, headers: t.auth });
     assert.equal(test.statusCode, 409);
     assert.equal(test.json().error.code, 'invalid_state');
-    const retry = await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/retry`, headers: t.auth });
+    const retry = await h.app.inject({
+      method: 'POST',
+      url: `/org/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/retry`,
+      headers: t.auth,
+    });
     assert.equal(retry.statusCode, 409);
   });
 
@@ -209,7 +310,12 @@ forEachDialect('webhook endpoints API', (dialect) => {
       assert.equal(res.statusCode, 404, `${method} ${url}`);
       assert.equal(res.json().error.code, 'not_found');
     }
-    const create = await h.app.inject({ method: 'POST', url: '/org/v1/webhooks', headers: stranger.auth, payload: { appId: tenant.appId, url: URL_OK, events: ['consent.approved'] } });
+    const create = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/webhooks',
+      headers: stranger.auth,
+      payload: { appId: tenant.appId, url: URL_OK, events: ['consent.approved'] },
+    });
     assert.equal(create.statusCode, 404);
     const list = (await h.app.inject({ method: 'GET', url: '/org/v1/webhooks', headers: stranger.auth })).json().data;
     assert.ok(!list.some((e: { id: string }) => e.id === endpoint.id));
@@ -221,7 +327,12 @@ forEachDialect('webhook endpoints API', (dialect) => {
   test('an endpoint of the other environment of the same organization is a 403', async () => {
     const t = await h.bootstrap('sandbox');
     const sandboxEndpoint = await createEndpoint(h, t, URL_OK);
-    const liveApp = (await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: t.auth, payload: { name: 'Live', environment: 'live' } }));
+    const liveApp = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: t.auth,
+      payload: { name: 'Live', environment: 'live' },
+    });
     // A sandbox key cannot create a live app at all; reach the live side through the store.
     assert.equal(liveApp.statusCode, 403);
     const { issueKey } = await import('../src/services/api-keys.ts');
@@ -230,16 +341,27 @@ forEachDialect('webhook endpoints API', (dialect) => {
       const app = await insertNewApplication(trx, { clock: h.clock }, t.orgId, { name: 'Live', environment: 'live' });
       return issueKey(trx, { clock: h.clock }, app, 'live');
     });
-    const res = await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${sandboxEndpoint.id}`, headers: { authorization: `Bearer ${liveKey.rawSecret}` } });
+    const res = await h.app.inject({
+      method: 'GET',
+      url: `/org/v1/webhooks/${sandboxEndpoint.id}`,
+      headers: { authorization: `Bearer ${liveKey.rawSecret}` },
+    });
     assert.equal(res.statusCode, 403);
     assert.equal(res.json().error.code, 'forbidden');
   });
 
   test('an archived application gets no new endpoint (409)', async () => {
     const t = await h.bootstrap('sandbox');
-    const app = (await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: t.auth, payload: { name: 'Old' } })).json().data;
+    const app = (
+      await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: t.auth, payload: { name: 'Old' } })
+    ).json().data;
     await h.app.inject({ method: 'DELETE', url: `/org/v1/apps/${app.id}`, headers: t.auth });
-    const res = await h.app.inject({ method: 'POST', url: '/org/v1/webhooks', headers: t.auth, payload: { appId: app.id, url: URL_OK, events: ['consent.approved'] } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/webhooks',
+      headers: t.auth,
+      payload: { appId: app.id, url: URL_OK, events: ['consent.approved'] },
+    });
     assert.equal(res.statusCode, 409);
   });
 });
@@ -271,8 +393,13 @@ forEachDialect('application creation with a webhook', (dialect) => {
     assert.equal(app.webhook.appId, app.id);
     assert.deepEqual(app.webhook.events, ['verification.completed', 'consent.approved']);
     assert.match(app.webhook.secret, /^whsec_/);
-    const listed = (await h.app.inject({ method: 'GET', url: `/org/v1/webhooks?appId=${app.id}`, headers: tenant.auth })).json().data;
-    assert.deepEqual(listed.map((e: { id: string }) => e.id), [app.webhook.id]);
+    const listed = (
+      await h.app.inject({ method: 'GET', url: `/org/v1/webhooks?appId=${app.id}`, headers: tenant.auth })
+    ).json().data;
+    assert.deepEqual(
+      listed.map((e: { id: string }) => e.id),
+      [app.webhook.id],
+    );
     const replay = await h.app.inject({
       method: 'POST',
       url: '/org/v1/apps',
@@ -285,7 +412,10 @@ forEachDialect('application creation with a webhook', (dialect) => {
   test('an unknown event, a refused URL or a half-given webhook is a 400 and creates nothing', async () => {
     const before = await countRows();
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ name: 'A', webhookUrl: URL_OK, webhookEvents: ['verification.completed', 'payment.received'] }, 'webhookEvents'],
+      [
+        { name: 'A', webhookUrl: URL_OK, webhookEvents: ['verification.completed', 'payment.received'] },
+        'webhookEvents',
+      ],
       [{ name: 'A', webhookUrl: 'http://169.254.169.254/latest', webhookEvents: ['consent.approved'] }, 'webhookUrl'],
       [{ name: 'A', webhookUrl: 'ftp://example.com/x', webhookEvents: ['consent.approved'] }, 'webhookUrl'],
       [{ name: 'A', webhookUrl: URL_OK }, 'webhookEvents'],
@@ -301,7 +431,12 @@ forEachDialect('application creation with a webhook', (dialect) => {
   });
 
   test('without webhookUrl the response is the plain list entry', async () => {
-    const res = await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: tenant.auth, payload: { name: 'Plain' } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: tenant.auth,
+      payload: { name: 'Plain' },
+    });
     assert.equal(res.statusCode, 201);
     assert.equal(res.json().data.webhook, undefined);
     assert.equal(res.json().data.webhookCount, 0);
@@ -311,10 +446,14 @@ forEachDialect('application creation with a webhook', (dialect) => {
 forEachDialect('webhook URL refusal at registration (production policy)', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  }, { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
+  useHarness(
+    dialect,
+    (ready, readyTenant) => {
+      h = ready;
+      tenant = readyTenant;
+    },
+    { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' },
+  );
 
   const refusals: Array<[string, string, RegExp]> = [
     ['http://hooks.example.com/x', 'insecure_scheme', /https/],
@@ -329,7 +468,12 @@ forEachDialect('webhook URL refusal at registration (production policy)', (diale
   ];
   for (const [url, reason, message] of refusals) {
     test(`refuses ${url} with a 400 saying why`, async () => {
-      const res = await h.app.inject({ method: 'POST', url: '/org/v1/webhooks', headers: tenant.auth, payload: { appId: tenant.appId, url, events: ['consent.approved'] } });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/org/v1/webhooks',
+        headers: tenant.auth,
+        payload: { appId: tenant.appId, url, events: ['consent.approved'] },
+      });
       assert.equal(res.statusCode, 400);
       const error = res.json().error;
       assert.equal(error.code, 'invalid_request');
@@ -342,13 +486,25 @@ forEachDialect('webhook URL refusal at registration (production policy)', (diale
   test('a refused URL is refused on update and on app creation too; nothing changes', async () => {
     // A literal public address needs no DNS: accepted.
     const endpoint = await createEndpoint(h, tenant, 'https://93.184.215.14/hooks');
-    const patch = await h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth, payload: { url: 'https://127.0.0.1/hooks' } });
+    const patch = await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/webhooks/${endpoint.id}`,
+      headers: tenant.auth,
+      payload: { url: 'https://127.0.0.1/hooks' },
+    });
     assert.equal(patch.statusCode, 400);
     assert.equal(patch.json().error.reason, 'forbidden_address');
-    const read = (await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth })).json().data;
+    const read = (
+      await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth })
+    ).json().data;
     assert.equal(read.url, 'https://93.184.215.14/hooks');
 
-    const app = await h.app.inject({ method: 'POST', url: '/org/v1/apps', headers: tenant.auth, payload: { name: 'X', webhookUrl: 'https://127.0.0.1/', webhookEvents: ['consent.approved'] } });
+    const app = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: tenant.auth,
+      payload: { name: 'X', webhookUrl: 'https://127.0.0.1/', webhookEvents: ['consent.approved'] },
+    });
     assert.equal(app.statusCode, 400);
     assert.equal(app.json().error.param, 'webhookUrl');
     assert.equal(app.json().error.reason, 'forbidden_address');
@@ -361,11 +517,17 @@ test('configuration: one retry-schedule parser, and a lease longer than one atte
   assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5, 30' }).webhookRetrySchedule, [5, 30]);
   assert.throws(
     () => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '10,700000' }),
-    (err: unknown) => err instanceof ConfigError && err.message === 'Invalid configuration: WEBHOOK_RETRY_SCHEDULE entry 2 (700000 s) is longer than one week (604800 s); the values are seconds',
+    (err: unknown) =>
+      err instanceof ConfigError &&
+      err.message ===
+        'Invalid configuration: WEBHOOK_RETRY_SCHEDULE entry 2 (700000 s) is longer than one week (604800 s); the values are seconds',
   );
   assert.equal(loadConfig({}).webhookLeaseSeconds, 60);
   assert.equal(loadConfig({ WEBHOOK_LEASE_SECONDS: '15' }).webhookLeaseSeconds, 15);
   for (const bad of ['14', '0', 'sixty', '3601']) {
-    assert.throws(() => loadConfig({ WEBHOOK_LEASE_SECONDS: bad }), (err: unknown) => err instanceof ConfigError && /WEBHOOK_LEASE_SECONDS/.test(err.message));
+    assert.throws(
+      () => loadConfig({ WEBHOOK_LEASE_SECONDS: bad }),
+      (err: unknown) => err instanceof ConfigError && /WEBHOOK_LEASE_SECONDS/.test(err.message),
+    );
   }
 });

@@ -47,14 +47,20 @@ forEachDialect('webhook workers as processes', (dialect) => {
     const source = { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const };
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const event = await h.store.db.transaction().execute((trx) => recordEvent(trx, systemClock, source, 'verification.completed', completedData(`sess_${i}`)));
+      const event = await h.store.db
+        .transaction()
+        .execute((trx) => recordEvent(trx, systemClock, source, 'verification.completed', completedData(`sess_${i}`)));
       ids.push(event.id);
     }
     return ids;
   }
 
   async function deliveryRows(endpointId: string) {
-    return h.store.db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempt_count']).where('endpoint_id', '=', endpointId).execute();
+    return h.store.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'status', 'attempt_count'])
+      .where('endpoint_id', '=', endpointId)
+      .execute();
   }
 
   test('SIGKILL a worker mid-delivery, start another: every event is delivered', { timeout: 90_000 }, async () => {
@@ -75,8 +81,14 @@ forEachDialect('webhook workers as processes', (dialect) => {
     const allIds = new Set((await deliveryRows(endpoint.id)).map((d) => d.id));
     assert.equal(allIds.size, N);
     // Worker 2 takes over once the dead worker's leases run out (15 s).
-    const acknowledged = (requests: RecordedRequest[]) => new Set([...acknowledgedBeforeCrash, ...requests.slice(N).map(deliveryIdOf)]);
-    await waitForReceiver(receiver, (requests) => acknowledged(requests).size === N, 60_000, 'every delivery to be acknowledged').catch((err) => {
+    const acknowledged = (requests: RecordedRequest[]) =>
+      new Set([...acknowledgedBeforeCrash, ...requests.slice(N).map(deliveryIdOf)]);
+    await waitForReceiver(
+      receiver,
+      (requests) => acknowledged(requests).size === N,
+      60_000,
+      'every delivery to be acknowledged',
+    ).catch((err) => {
       throw new Error(`${err.message}\nworker 2 output:\n${second.output()}`);
     });
     assert.deepEqual(acknowledged(receiver.requests), allIds);
@@ -87,7 +99,10 @@ forEachDialect('webhook workers as processes', (dialect) => {
     second.child.kill('SIGTERM');
     assert.equal((await second.exited).code, 0, second.output());
     const rows = await deliveryRows(endpoint.id);
-    assert.deepEqual(rows.map((r) => r.status), Array(N).fill('succeeded'));
+    assert.deepEqual(
+      rows.map((r) => r.status),
+      Array(N).fill('succeeded'),
+    );
   });
 
   test('two workers share the load and never send one delivery both', { timeout: 90_000 }, async () => {
@@ -102,7 +117,12 @@ forEachDialect('webhook workers as processes', (dialect) => {
     receiver.respondWith(...Array.from({ length: held }, () => ({ status: 200, after: gate })));
     const N = 200;
     await emit(N);
-    await waitForReceiver(receiver, (requests) => new Set(requests.map(deliveryIdOf)).size === N, 60_000, `all ${N} deliveries`);
+    await waitForReceiver(
+      receiver,
+      (requests) => new Set(requests.map(deliveryIdOf)).size === N,
+      60_000,
+      `all ${N} deliveries`,
+    );
 
     for (const w of workers) w.child.kill('SIGTERM');
     for (const w of workers) assert.equal((await w.exited).code, 0, w.output());
@@ -112,11 +132,18 @@ forEachDialect('webhook workers as processes', (dialect) => {
     assert.ok(receiver.requests.every((r) => r.headers['x-service-delivery-attempt'] === '1'));
 
     const rows = await deliveryRows(endpoint.id);
-    assert.deepEqual(rows.map((r) => [r.status, r.attempt_count]), Array(N).fill(['succeeded', 1]));
+    assert.deepEqual(
+      rows.map((r) => [r.status, r.attempt_count]),
+      Array(N).fill(['succeeded', 1]),
+    );
     const attempts = await h.store.db
       .selectFrom('webhook_attempts')
       .select(['delivery_id', 'worker_id'])
-      .where('delivery_id', 'in', rows.map((r) => r.id))
+      .where(
+        'delivery_id',
+        'in',
+        rows.map((r) => r.id),
+      )
       .execute();
     assert.equal(attempts.length, N);
     assert.equal(new Set(attempts.map((a) => a.worker_id)).size, 2, 'both workers delivered');

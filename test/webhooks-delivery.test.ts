@@ -11,7 +11,8 @@ import { buildPresentation, consent, createSession, submit } from './support/ses
 import { createEndpoint, emitEvent, sentHeaders, within, workerFor } from './support/webhooks.ts';
 
 /** HMAC-SHA256 of `t.body`, computed here without the service's signing code. */
-const hmac = (secret: string, t: string, body: Buffer) => createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
+const hmac = (secret: string, t: string, body: Buffer) =>
+  createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
 
 function signatureParts(header: string) {
   const items = header.split(',').map((item) => item.split('='));
@@ -29,7 +30,9 @@ forEachDialect('webhook delivery', (dialect) => {
     return w;
   };
   const deliveriesOf = async (endpointId: string) =>
-    (await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpointId}/deliveries`, headers: tenant.auth })).json().data;
+    (
+      await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpointId}/deliveries`, headers: tenant.auth })
+    ).json().data;
 
   before(async () => {
     h = await startHarness(dialect, { WEBHOOK_RETRY_SCHEDULE: '10,60' });
@@ -58,7 +61,17 @@ forEachDialect('webhook delivery', (dialect) => {
     assert.equal(request.method, 'POST');
     assert.equal(request.path, '/hooks');
     const body = request.body.toString('utf8');
-    assert.equal(body, JSON.stringify({ id: event.id, event: event.event, createdAt: event.createdAt, appId: tenant.appId, environment: 'sandbox', data: event.data }));
+    assert.equal(
+      body,
+      JSON.stringify({
+        id: event.id,
+        event: event.event,
+        createdAt: event.createdAt,
+        appId: tenant.appId,
+        environment: 'sandbox',
+        data: event.data,
+      }),
+    );
     assert.deepEqual(Object.keys(JSON.parse(body)), ['id', 'event', 'createdAt', 'appId', 'environment', 'data']);
 
     const [delivery] = await deliveriesOf(endpoint.id);
@@ -75,9 +88,16 @@ forEachDialect('webhook delivery', (dialect) => {
       'X-Service-Delivery-Attempt': '1',
     });
     assert.match(delivery.id, /^del_[0-9a-z]{26}$/);
-    const verified = verifyWebhookSignature(request.body, request.headers['x-service-signature'], endpoint.secret, { now: h.clock.now() });
+    const verified = verifyWebhookSignature(request.body, request.headers['x-service-signature'], endpoint.secret, {
+      now: h.clock.now(),
+    });
     assert.deepEqual(verified, { ok: true, timestamp: Number(t) });
-    const forged = verifyWebhookSignature(request.body, request.headers['x-service-signature'], 'whsec_not-the-secret', { now: h.clock.now() });
+    const forged = verifyWebhookSignature(
+      request.body,
+      request.headers['x-service-signature'],
+      'whsec_not-the-secret',
+      { now: h.clock.now() },
+    );
     assert.equal(forged.ok, false);
 
     assert.equal(delivery.status, 'succeeded');
@@ -86,7 +106,13 @@ forEachDialect('webhook delivery', (dialect) => {
     assert.equal(delivery.attempts.length, 1);
     const [attempt] = delivery.attempts;
     assert.deepEqual(
-      { attempt: attempt.attempt, statusCode: attempt.statusCode, outcome: attempt.outcome, responseBody: attempt.responseBody, startedAt: attempt.startedAt },
+      {
+        attempt: attempt.attempt,
+        statusCode: attempt.statusCode,
+        outcome: attempt.outcome,
+        responseBody: attempt.responseBody,
+        startedAt: attempt.startedAt,
+      },
       { attempt: 1, statusCode: 200, outcome: 'succeeded', responseBody: 'ok', startedAt: h.clock.now().toISOString() },
     );
     assert.equal(typeof attempt.durationMs, 'number');
@@ -101,7 +127,9 @@ forEachDialect('webhook delivery', (dialect) => {
     assert.equal((await submit(h, session, 'sd-jwt-vc', presentation)).statusCode, 200);
     assert.equal((await worker().runOnce()).succeeded, 2);
 
-    const byEvent = new Map(receiver.requests.map((r) => [r.headers['x-service-event'], JSON.parse(r.body.toString())]));
+    const byEvent = new Map(
+      receiver.requests.map((r) => [r.headers['x-service-event'], JSON.parse(r.body.toString())]),
+    );
     assert.deepEqual(byEvent.get('consent.approved').data, { sessionId: session.sessionId });
     const completed = byEvent.get('verification.completed');
     assert.deepEqual(completed.data, {
@@ -112,33 +140,55 @@ forEachDialect('webhook delivery', (dialect) => {
     });
     assert.equal(completed.appId, tenant.appId);
     for (const request of receiver.requests) {
-      assert.equal(verifyWebhookSignature(request.body, request.headers['x-service-signature'], endpoint.secret, { now: h.clock.now() }).ok, true);
+      assert.equal(
+        verifyWebhookSignature(request.body, request.headers['x-service-signature'], endpoint.secret, {
+          now: h.clock.now(),
+        }).ok,
+        true,
+      );
     }
   });
 
-  test('only enabled endpoints of the event\'s application that subscribe to it get a delivery; a rollback leaves none', async () => {
+  test("only enabled endpoints of the event's application that subscribe to it get a delivery; a rollback leaves none", async () => {
     const subscribed = await createEndpoint(h, tenant, receiver.url, ['verification.completed']);
     const otherEvent = await createEndpoint(h, tenant, receiver.url, ['consent.approved']);
     const disabled = await createEndpoint(h, tenant, receiver.url, ['verification.completed']);
-    await h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${disabled.id}`, headers: tenant.auth, payload: { enabled: false } });
+    await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/webhooks/${disabled.id}`,
+      headers: tenant.auth,
+      payload: { enabled: false },
+    });
     const stranger = await h.bootstrap('sandbox');
     const strangers = await createEndpoint(h, stranger, receiver.url, ['verification.completed']);
 
     const event = await emitEvent(h, tenant, 'verification.completed');
-    const rows = await h.store.db.selectFrom('webhook_deliveries').select(['endpoint_id', 'event_id', 'status']).execute();
+    const rows = await h.store.db
+      .selectFrom('webhook_deliveries')
+      .select(['endpoint_id', 'event_id', 'status'])
+      .execute();
     assert.deepEqual(rows, [{ endpoint_id: subscribed.id, event_id: event.id, status: 'pending' }]);
     assert.ok(![otherEvent.id, disabled.id, strangers.id].includes(rows[0].endpoint_id));
 
     await assert.rejects(
       h.store.db.transaction().execute(async (trx) => {
         const { recordEvent } = await import('../src/services/events.ts');
-        await recordEvent(trx, h.clock, { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' }, 'verification.completed', { sessionId: 'sess_x' });
+        await recordEvent(
+          trx,
+          h.clock,
+          { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' },
+          'verification.completed',
+          { sessionId: 'sess_x' },
+        );
         throw new Error('the state change failed');
       }),
       /state change failed/,
     );
     assert.equal((await h.store.db.selectFrom('webhook_deliveries').select('id').execute()).length, 1);
-    assert.equal((await h.store.db.selectFrom('events').select('id').where('app_id', '=', tenant.appId).execute()).length, 1);
+    assert.equal(
+      (await h.store.db.selectFrom('events').select('id').where('app_id', '=', tenant.appId).execute()).length,
+      1,
+    );
   });
 
   test('retries follow the schedule on the injected clock, then the delivery fails; a manual retry is one more attempt', async () => {
@@ -170,17 +220,32 @@ forEachDialect('webhook delivery', (dialect) => {
     [delivery] = await deliveriesOf(endpoint.id);
     assert.equal(delivery.status, 'failed');
     assert.equal(delivery.nextAttemptAt, null);
-    assert.deepEqual(delivery.attempts.map((a: { attempt: number; statusCode: number; outcome: string; responseBody: string }) => [a.attempt, a.statusCode, a.outcome, a.responseBody]), [
-      [1, 500, 'http_error', 'boom'],
-      [2, 500, 'http_error', 'boom'],
-      [3, 500, 'http_error', 'boom'],
-    ]);
-    assert.deepEqual(receiver.requests.map((r) => r.headers['x-service-delivery-attempt']), ['1', '2', '3']);
+    assert.deepEqual(
+      delivery.attempts.map((a: { attempt: number; statusCode: number; outcome: string; responseBody: string }) => [
+        a.attempt,
+        a.statusCode,
+        a.outcome,
+        a.responseBody,
+      ]),
+      [
+        [1, 500, 'http_error', 'boom'],
+        [2, 500, 'http_error', 'boom'],
+        [3, 500, 'http_error', 'boom'],
+      ],
+    );
+    assert.deepEqual(
+      receiver.requests.map((r) => r.headers['x-service-delivery-attempt']),
+      ['1', '2', '3'],
+    );
     assert.deepEqual(new Set(receiver.requests.map((r) => r.headers['x-service-delivery'])), new Set([delivery.id]));
     assert.equal(new Set(receiver.requests.map((r) => r.body.toString())).size, 1, 'every retry carries the same body');
 
     receiver.setDefaultResponse({ status: 204 });
-    const retry = await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/retry`, headers: tenant.auth });
+    const retry = await h.app.inject({
+      method: 'POST',
+      url: `/org/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/retry`,
+      headers: tenant.auth,
+    });
     assert.equal(retry.statusCode, 200);
     assert.equal(retry.json().data.status, 'pending');
     assert.equal(retry.json().data.nextAttemptAt, h.clock.now().toISOString());
@@ -206,7 +271,9 @@ forEachDialect('webhook delivery', (dialect) => {
     await emitEvent(h, tenant);
     const w = worker();
     assert.equal((await w.runOnce()).failed, 1);
-    const read = (await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth })).json().data;
+    const read = (
+      await h.app.inject({ method: 'GET', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth })
+    ).json().data;
     assert.deepEqual([read.enabled, read.disabledReason], [false, 'endpoint_gone']);
 
     await emitEvent(h, tenant);
@@ -214,7 +281,12 @@ forEachDialect('webhook delivery', (dialect) => {
     assert.equal((await w.runOnce()).claimed, 0);
     assert.equal((await deliveriesOf(endpoint.id)).length, 1, 'no delivery was created while disabled');
 
-    await h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth, payload: { enabled: true } });
+    await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/webhooks/${endpoint.id}`,
+      headers: tenant.auth,
+      payload: { enabled: true },
+    });
     await emitEvent(h, tenant);
     assert.equal((await w.runOnce()).succeeded, 1);
     assert.equal(receiver.requests.length, 2);
@@ -226,10 +298,20 @@ forEachDialect('webhook delivery', (dialect) => {
     await emitEvent(h, tenant);
     const w = worker();
     assert.equal((await w.runOnce()).retrying, 1);
-    await h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth, payload: { enabled: false } });
+    await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/webhooks/${endpoint.id}`,
+      headers: tenant.auth,
+      payload: { enabled: false },
+    });
     h.clock.advance(60_000);
     assert.equal((await w.runOnce()).claimed, 0);
-    await h.app.inject({ method: 'PATCH', url: `/org/v1/webhooks/${endpoint.id}`, headers: tenant.auth, payload: { enabled: true } });
+    await h.app.inject({
+      method: 'PATCH',
+      url: `/org/v1/webhooks/${endpoint.id}`,
+      headers: tenant.auth,
+      payload: { enabled: true },
+    });
     assert.equal((await w.runOnce()).succeeded, 1);
   });
 
@@ -262,7 +344,9 @@ forEachDialect('webhook delivery', (dialect) => {
 
   test('after a rotation both secrets sign for 24 h, then only the new one', async () => {
     const endpoint = await createEndpoint(h, tenant, receiver.url);
-    const rotated = (await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpoint.id}/rotate-secret`, headers: tenant.auth })).json().data;
+    const rotated = (
+      await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpoint.id}/rotate-secret`, headers: tenant.auth })
+    ).json().data;
     const w = worker();
     await emitEvent(h, tenant);
     await w.runOnce();
@@ -270,7 +354,10 @@ forEachDialect('webhook delivery', (dialect) => {
     const { t, v1 } = signatureParts(String(during.headers['x-service-signature']));
     assert.deepEqual(v1, [hmac(rotated.secret, t, during.body), hmac(endpoint.secret, t, during.body)]);
     for (const secret of [endpoint.secret, rotated.secret]) {
-      assert.equal(verifyWebhookSignature(during.body, during.headers['x-service-signature'], secret, { now: h.clock.now() }).ok, true);
+      assert.equal(
+        verifyWebhookSignature(during.body, during.headers['x-service-signature'], secret, { now: h.clock.now() }).ok,
+        true,
+      );
     }
 
     h.clock.advance(24 * 3600 * 1000);
@@ -279,7 +366,9 @@ forEachDialect('webhook delivery', (dialect) => {
     const afterExpiry = receiver.requests[1];
     const later = signatureParts(String(afterExpiry.headers['x-service-signature']));
     assert.deepEqual(later.v1, [hmac(rotated.secret, later.t, afterExpiry.body)]);
-    const old = verifyWebhookSignature(afterExpiry.body, afterExpiry.headers['x-service-signature'], endpoint.secret, { now: h.clock.now() });
+    const old = verifyWebhookSignature(afterExpiry.body, afterExpiry.headers['x-service-signature'], endpoint.secret, {
+      now: h.clock.now(),
+    });
     assert.deepEqual(old.ok ? 'accepted' : old.reason, 'signature_mismatch');
   });
 
@@ -339,7 +428,16 @@ forEachDialect('webhook delivery', (dialect) => {
       {
         id: 'att_stale',
         workerId: 'dead',
-        attempt: { attempt: 1, startedAt: now.toISOString(), durationMs: 1, statusCode: 500, outcome: 'http_error', errorMessage: null, responseBody: '', responseBodyTruncated: false },
+        attempt: {
+          attempt: 1,
+          startedAt: now.toISOString(),
+          durationMs: 1,
+          statusCode: 500,
+          outcome: 'http_error',
+          errorMessage: null,
+          responseBody: '',
+          responseBodyTruncated: false,
+        },
         next: { status: 'failed' },
       },
       now.toISOString(),
@@ -354,17 +452,30 @@ forEachDialect('webhook delivery', (dialect) => {
     const endpoint = await createEndpoint(h, tenant, receiver.url, ['webhook.test']);
     const { buildApp } = await import('../src/app.ts');
     const w = worker({ pollIntervalMs: 3_600_000 });
-    const app = await buildApp({ store: h.store, clock: h.clock, config: h.config, logger: false, onEventsCommitted: () => w.wake() });
+    const app = await buildApp({
+      store: h.store,
+      clock: h.clock,
+      config: h.config,
+      logger: false,
+      onEventsCommitted: () => w.wake(),
+    });
     try {
       await w.start();
       assert.equal(w.state, 'running');
-      const res = await app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpoint.id}/test`, headers: tenant.auth });
+      const res = await app.inject({
+        method: 'POST',
+        url: `/org/v1/webhooks/${endpoint.id}/test`,
+        headers: tenant.auth,
+      });
       assert.equal(res.statusCode, 201);
       const [request] = await within(5_000, receiver.waitForRequests(1), 'the test event');
       assert.equal(request.headers['x-service-event'], 'webhook.test');
       assert.equal(request.headers['x-service-delivery'], res.json().data.id);
       const body = JSON.parse(request.body.toString());
-      assert.deepEqual(body.data, { endpointId: endpoint.id, message: 'This is a test event sent from the Matricula API.' });
+      assert.deepEqual(body.data, {
+        endpointId: endpoint.id,
+        message: 'This is a test event sent from the Matricula API.',
+      });
     } finally {
       await w.stop();
       await app.close();
@@ -402,7 +513,10 @@ forEachDialect('webhook delivery', (dialect) => {
         await within(5_000, receiver.waitForRequests(1), 'the first delivery');
         const second = await emitEvent(h, tenant);
         const requests = await within(5_000, receiver.waitForRequests(2), 'the NOTIFY-woken delivery');
-        assert.deepEqual(requests.map((r) => JSON.parse(r.body.toString()).id), [first.id, second.id]);
+        assert.deepEqual(
+          requests.map((r) => JSON.parse(r.body.toString()).id),
+          [first.id, second.id],
+        );
       } finally {
         await w.stop();
         await other.close();

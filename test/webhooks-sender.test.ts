@@ -74,7 +74,9 @@ describe('sendWebhook against a real local receiver', () => {
       'X-Service-Delivery-Attempt': '3',
     });
     // What arrived verifies with the receiver-side verifier, over the raw bytes.
-    const verified = verifyWebhookSignature(request.body, request.headers['x-service-signature'], secret, { now: t * 1000 });
+    const verified = verifyWebhookSignature(request.body, request.headers['x-service-signature'], secret, {
+      now: t * 1000,
+    });
     assert.deepEqual(verified, { ok: true, timestamp: t });
   });
 
@@ -120,28 +122,36 @@ describe('sendWebhook against a real local receiver', () => {
     assert.ok(outcome.durationMs >= 190 && outcome.durationMs < 2000, `took ${outcome.durationMs} ms`);
   });
 
-  it('the timeout covers the response body: a 200 whose body stalls is not an acknowledgement', { timeout: 5000 }, async () => {
-    receiver.respondWith({ kind: 'stall_body', status: 200 });
-    const outcome = await send(200);
-    assert.deepEqual([outcome.ok, outcome.status, outcome.error], [false, 200, 'timeout']);
-  });
+  it(
+    'the timeout covers the response body: a 200 whose body stalls is not an acknowledgement',
+    { timeout: 5000 },
+    async () => {
+      receiver.respondWith({ kind: 'stall_body', status: 200 });
+      const outcome = await send(200);
+      assert.deepEqual([outcome.ok, outcome.status, outcome.error], [false, 200, 'timeout']);
+    },
+  );
 
-  it('an answer the test releases before the deadline succeeds; one released after it does not', { timeout: 5000 }, async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    receiver.respondWith({ status: 200, body: 'late but fine', after: released });
-    const pending = send(5000);
-    await receiver.waitForRequests(receiver.requests.length + 1);
-    release();
-    const outcome = await pending;
-    assert.deepEqual([outcome.ok, outcome.responseBody], [true, 'late but fine']);
+  it(
+    'an answer the test releases before the deadline succeeds; one released after it does not',
+    { timeout: 5000 },
+    async () => {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      receiver.respondWith({ status: 200, body: 'late but fine', after: released });
+      const pending = send(5000);
+      await receiver.waitForRequests(receiver.requests.length + 1);
+      release();
+      const outcome = await pending;
+      assert.deepEqual([outcome.ok, outcome.responseBody], [true, 'late but fine']);
 
-    let releaseLate!: () => void;
-    receiver.respondWith({ status: 200, after: new Promise<void>((resolve) => (releaseLate = resolve)) });
-    const late = await send(200);
-    releaseLate();
-    assert.equal(late.error, 'timeout');
-  });
+      let releaseLate!: () => void;
+      receiver.respondWith({ status: 200, after: new Promise<void>((resolve) => (releaseLate = resolve)) });
+      const late = await send(200);
+      releaseLate();
+      assert.equal(late.error, 'timeout');
+    },
+  );
 
   it('keeps only the first 2 KiB of a large response body', async () => {
     receiver.respondWith({ status: 200, body: 'é'.repeat(5000) });
@@ -163,7 +173,12 @@ describe('sendWebhook against a real local receiver', () => {
 
 describe('buildDeliveryHeaders', () => {
   it('produces exactly the six delivery headers', () => {
-    const headers = buildDeliveryHeaders({ eventName: 'verification.completed', deliveryId: 'del_abc', attempt: 1, signature: 't=1,v1=ab' });
+    const headers = buildDeliveryHeaders({
+      eventName: 'verification.completed',
+      deliveryId: 'del_abc',
+      attempt: 1,
+      signature: 't=1,v1=ab',
+    });
     assert.deepEqual(headers, {
       'Content-Type': 'application/json',
       'User-Agent': 'Service-Webhooks/1.0',
@@ -175,8 +190,14 @@ describe('buildDeliveryHeaders', () => {
   });
 
   it('refuses a non-delivery id or attempt 0', () => {
-    assert.throws(() => buildDeliveryHeaders({ eventName: 'x', deliveryId: 'evt_abc', attempt: 1, signature: '' }), TypeError);
-    assert.throws(() => buildDeliveryHeaders({ eventName: 'x', deliveryId: 'del_abc', attempt: 0, signature: '' }), TypeError);
+    assert.throws(
+      () => buildDeliveryHeaders({ eventName: 'x', deliveryId: 'evt_abc', attempt: 1, signature: '' }),
+      TypeError,
+    );
+    assert.throws(
+      () => buildDeliveryHeaders({ eventName: 'x', deliveryId: 'del_abc', attempt: 0, signature: '' }),
+      TypeError,
+    );
   });
 });
 
@@ -206,11 +227,14 @@ describe('retry schedule', () => {
   ];
   for (const [value, message] of bad) {
     it(`rejects "${value.slice(0, 20)}" with a clear message`, () => {
-      assert.throws(() => parseRetrySchedule(value), (err: Error) => {
-        assert.match(err.message, /^WEBHOOK_RETRY_SCHEDULE/);
-        assert.match(err.message, message);
-        return true;
-      });
+      assert.throws(
+        () => parseRetrySchedule(value),
+        (err: Error) => {
+          assert.match(err.message, /^WEBHOOK_RETRY_SCHEDULE/);
+          assert.match(err.message, message);
+          return true;
+        },
+      );
     });
   }
 
@@ -226,11 +250,20 @@ describe('retry schedule', () => {
   });
 
   it('jitters within ±20 %, reaching both ends', () => {
-    assert.equal(nextAttemptDelayMs(2, [60], () => 0), null);
-    assert.equal(nextAttemptDelayMs(1, [60], () => 0), 48_000);
-    assert.equal(nextAttemptDelayMs(1, [60], () => 0.999_999_9), 72_000);
+    assert.equal(
+      nextAttemptDelayMs(2, [60], () => 0),
+      null,
+    );
+    assert.equal(
+      nextAttemptDelayMs(1, [60], () => 0),
+      48_000,
+    );
+    assert.equal(
+      nextAttemptDelayMs(1, [60], () => 0.999_999_9),
+      72_000,
+    );
     let seed = 7;
-    const lcg = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const lcg = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     const delays = Array.from({ length: 2000 }, () => nextAttemptDelayMs(1, [300], lcg)!);
     assert.ok(delays.every((d) => d >= 240_000 && d <= 360_000));
     assert.ok(Math.min(...delays) < 245_000 && Math.max(...delays) > 355_000, 'the jitter spans the range');

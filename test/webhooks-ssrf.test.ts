@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildDeliveryHeaders, sendWebhook } from '../src/webhooks/sender.ts';
 import { classifyAddress } from '../src/webhooks/address-ranges.ts';
-import { checkWebhookUrl, checkWebhookUrlShape, createGuardedDispatcher, type HostResolver, type ResolvedAddress } from '../src/webhooks/ssrf.ts';
+import {
+  checkWebhookUrl,
+  checkWebhookUrlShape,
+  createGuardedDispatcher,
+  type HostResolver,
+  type ResolvedAddress,
+} from '../src/webhooks/ssrf.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 const PUBLIC_V4 = '93.184.215.14';
@@ -107,7 +113,8 @@ describe('checkWebhookUrl (registration)', () => {
     assert.deepEqual(outcome, {
       ok: false,
       reason: 'forbidden_address',
-      message: 'hooks.attacker.example resolves to 127.0.0.1, a loopback address; webhooks must target public addresses.',
+      message:
+        'hooks.attacker.example resolves to 127.0.0.1, a loopback address; webhooks must target public addresses.',
     });
   });
 
@@ -152,7 +159,12 @@ describe('createGuardedDispatcher (delivery)', () => {
   });
   after(() => receiver.close());
 
-  const headers = buildDeliveryHeaders({ eventName: 'webhook.test', deliveryId: 'del_test', attempt: 1, signature: 't=1,v1=00' });
+  const headers = buildDeliveryHeaders({
+    eventName: 'webhook.test',
+    deliveryId: 'del_test',
+    attempt: 1,
+    signature: 't=1,v1=00',
+  });
 
   async function sendWith(policy: { allowPrivateTargets: boolean; lookup: HostResolver }, url: string) {
     const dispatcher = createGuardedDispatcher(policy);
@@ -169,7 +181,10 @@ describe('createGuardedDispatcher (delivery)', () => {
     assert.equal(byIp.error, 'ssrf_refused');
     assert.match(byIp.errorMessage ?? '', /127\.0\.0\.1 is a loopback address/);
     const lookup = resolverOf({ 'hooks.example': ['127.0.0.1'] });
-    const byName = await sendWith({ allowPrivateTargets: false, lookup }, `http://hooks.example:${receiver.port}/hooks`);
+    const byName = await sendWith(
+      { allowPrivateTargets: false, lookup },
+      `http://hooks.example:${receiver.port}/hooks`,
+    );
     assert.equal(byName.error, 'ssrf_refused');
     assert.match(byName.errorMessage ?? '', /hooks\.example resolves to 127\.0\.0\.1, a loopback address/);
     assert.deepEqual(lookup.calls, ['hooks.example']);
@@ -181,7 +196,10 @@ describe('createGuardedDispatcher (delivery)', () => {
     // hooks.example does not exist in real DNS: reaching the receiver proves the connection used
     // the checked answer of the injected resolver and did not resolve the name again.
     const lookup = resolverOf({ 'hooks.example': ['127.0.0.1'] });
-    const outcome = await sendWith({ allowPrivateTargets: true, lookup }, `http://hooks.example:${receiver.port}/hooks`);
+    const outcome = await sendWith(
+      { allowPrivateTargets: true, lookup },
+      `http://hooks.example:${receiver.port}/hooks`,
+    );
     assert.equal(outcome.ok, true, outcome.errorMessage);
     assert.equal(receiver.requests.length, before + 1);
     assert.equal(receiver.requests.at(-1)?.headers.host, `hooks.example:${receiver.port}`);
@@ -201,7 +219,10 @@ describe('createGuardedDispatcher (delivery)', () => {
 
   it('refuses a name with a forbidden address among public ones, and IPv6 loopback literals', async () => {
     const mixed = resolverOf({ 'mixed.example': [PUBLIC_V4, '127.0.0.1'] });
-    const outcome = await sendWith({ allowPrivateTargets: false, lookup: mixed }, `http://mixed.example:${receiver.port}/`);
+    const outcome = await sendWith(
+      { allowPrivateTargets: false, lookup: mixed },
+      `http://mixed.example:${receiver.port}/`,
+    );
     assert.equal(outcome.error, 'ssrf_refused');
     const v6 = await sendWith(closedPolicy, `http://[::ffff:127.0.0.1]:${receiver.port}/`);
     assert.equal(v6.error, 'ssrf_refused');

@@ -25,7 +25,10 @@ export const appsList: Command = {
       return 0;
     }
     if (apps.length === 0) ctx.stdout('No active applications.');
-    for (const app of apps) ctx.stdout(`${app.id}  ${app.environment.padEnd(7)}  keys ${app.keyCount}  webhooks ${app.webhookCount}  ${app.name}`);
+    for (const app of apps)
+      ctx.stdout(
+        `${app.id}  ${app.environment.padEnd(7)}  keys ${app.keyCount}  webhooks ${app.webhookCount}  ${app.name}`,
+      );
     return 0;
   },
 };

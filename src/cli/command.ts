@@ -28,7 +28,12 @@ export class UsageError extends Error {}
 
 export function parseCommandArgs(command: Command, argv: string[]) {
   try {
-    return parseArgs({ args: argv, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    return parseArgs({
+      args: argv,
+      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }

@@ -33,10 +33,15 @@ export const issuersAdd: Command = {
     const store = await ctx.openStore();
     const issuer = { ...checked.issuer, id: newId('issuer', ctx.clock) };
     if (!(await insertIssuer(store.db, issuer, ctx.clock.now().toISOString()))) {
-      throw new UsageError(`an issuer for ${issuer.domain} (${issuer.environment}) is already registered; remove it first to replace its keys`);
+      throw new UsageError(
+        `an issuer for ${issuer.domain} (${issuer.environment}) is already registered; remove it first to replace its keys`,
+      );
     }
     if (values.json) printJson(ctx, issuer);
-    else ctx.stdout(`Added ${issuer.id}  ${issuer.domain} (${issuer.environment})  formats: ${Object.keys(issuer.keys).join(', ')}`);
+    else
+      ctx.stdout(
+        `Added ${issuer.id}  ${issuer.domain} (${issuer.environment})  formats: ${Object.keys(issuer.keys).join(', ')}`,
+      );
     return 0;
   },
 };
@@ -48,7 +53,8 @@ export const issuersList: Command = {
   options: { environment: { type: 'string' }, json: { type: 'boolean' } },
   async run(values, _positionals, ctx) {
     const environment = values.environment as string | undefined;
-    if (environment !== undefined && environment !== 'sandbox' && environment !== 'live') throw new UsageError('--environment must be sandbox or live');
+    if (environment !== undefined && environment !== 'sandbox' && environment !== 'live')
+      throw new UsageError('--environment must be sandbox or live');
     const store = await ctx.openStore();
     const issuers = await listIssuers(store.db, environment as 'sandbox' | 'live' | undefined);
     if (values.json) {
@@ -56,7 +62,10 @@ export const issuersList: Command = {
       return 0;
     }
     if (issuers.length === 0) ctx.stdout('The trust registry is empty.');
-    for (const i of issuers) ctx.stdout(`${i.id}  ${i.environment.padEnd(7)}  ${i.country}  ${i.domain.padEnd(28)}  ${i.name}  [${Object.keys(i.keys).join(', ')}]`);
+    for (const i of issuers)
+      ctx.stdout(
+        `${i.id}  ${i.environment.padEnd(7)}  ${i.country}  ${i.domain.padEnd(28)}  ${i.name}  [${Object.keys(i.keys).join(', ')}]`,
+      );
     return 0;
   },
 };

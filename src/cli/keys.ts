@@ -17,7 +17,10 @@ export const keysCreate: Command = {
     if (app.status !== 'active') throw new UsageError(`application ${appId} is archived`);
     const key = generatedKeyJson(await issueKey(store.db, { clock: ctx.clock }, app, name));
     if (values.json) printJson(ctx, key);
-    else ctx.stdout(`API key ${key.id} (${key.environment}) for ${key.appId}\n\n  ${key.rawSecret}\n\nThis secret is shown once: store it now.`);
+    else
+      ctx.stdout(
+        `API key ${key.id} (${key.environment}) for ${key.appId}\n\n  ${key.rawSecret}\n\nThis secret is shown once: store it now.`,
+      );
     return 0;
   },
 };

@@ -6,7 +6,16 @@ import { keysCreate } from './keys.ts';
 import { orgCreate } from './org.ts';
 import { walletPresent, walletPresentation } from './wallet.ts';
 
-export const COMMANDS: Command[] = [orgCreate, keysCreate, appsList, issuersAdd, issuersList, issuersRemove, walletPresent, walletPresentation];
+export const COMMANDS: Command[] = [
+  orgCreate,
+  keysCreate,
+  appsList,
+  issuersAdd,
+  issuersList,
+  issuersRemove,
+  walletPresent,
+  walletPresentation,
+];
 
 function overview(commands: Command[]): string {
   const width = Math.max(...commands.map((c) => c.path.join(' ').length));

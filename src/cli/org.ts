@@ -11,9 +11,13 @@ export const orgCreate: Command = {
   async run(values, _positionals, ctx) {
     const name = requireOption(values, 'name');
     const environment = (values.environment ?? 'sandbox') as string;
-    if (environment !== 'sandbox' && environment !== 'live') throw new UsageError('--environment must be sandbox or live');
+    if (environment !== 'sandbox' && environment !== 'live')
+      throw new UsageError('--environment must be sandbox or live');
     const store = await ctx.openStore();
-    const created = await createOrganization({ db: store.db, clock: ctx.clock }, { name, environment: environment as Environment });
+    const created = await createOrganization(
+      { db: store.db, clock: ctx.clock },
+      { name, environment: environment as Environment },
+    );
     const result = {
       organization: { id: created.organization.id, name: created.organization.name },
       application: applicationListEntry(created.application),

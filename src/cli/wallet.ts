@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { CLAIM_CATALOGUE, isAcademicLevel, type ClaimName } from '../domain/claims.ts';
 import { loadHolderBuilder } from '../proofs/builders.ts';
 import { SANDBOX_UNIVERSITIES, sandboxUniversity } from '../proofs/sandbox-universities.ts';
-import { CREDENTIAL_FORMATS, type CredentialFormat, type PresentationBuilder, type SandboxStudent } from '../proofs/types.ts';
+import {
+  CREDENTIAL_FORMATS,
+  type CredentialFormat,
+  type PresentationBuilder,
+  type SandboxStudent,
+} from '../proofs/types.ts';
 import { printJson, requireOption, UsageError, type CliContext, type Command } from './command.ts';
 
 /**
@@ -33,19 +38,30 @@ type Values = Record<string, string | boolean | undefined>;
 
 function formatOf(values: Values): CredentialFormat {
   const format = (values.format as string | undefined) ?? 'sd-jwt-vc';
-  if (!(CREDENTIAL_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${CREDENTIAL_FORMATS.join(', ')}`);
+  if (!(CREDENTIAL_FORMATS as readonly string[]).includes(format))
+    throw new UsageError(`--format must be one of ${CREDENTIAL_FORMATS.join(', ')}`);
   return format as CredentialFormat;
 }
 
 function studentOf(values: Values, now: Date): SandboxStudent {
   const university = (values.university as string | undefined) ?? SANDBOX_UNIVERSITIES[0].domain;
-  if (!sandboxUniversity(university)) throw new UsageError(`--university must be a sandbox university: ${SANDBOX_UNIVERSITIES.map((u) => u.domain).join(', ')}`);
+  if (!sandboxUniversity(university))
+    throw new UsageError(
+      `--university must be a sandbox university: ${SANDBOX_UNIVERSITIES.map((u) => u.domain).join(', ')}`,
+    );
   const level = (values.level as string | undefined) ?? 'undergraduate';
-  if (!isAcademicLevel(level)) throw new UsageError('--level must be undergraduate, postgraduate, doctoral or vocational');
+  if (!isAcademicLevel(level))
+    throw new UsageError('--level must be undergraduate, postgraduate, doctoral or vocational');
   const day = 24 * 60 * 60 * 1000;
   const validUntil = new Date(now.getTime() + (values['expired-credential'] ? -day : 365 * day));
   validUntil.setUTCHours(0, 0, 0, 0);
-  return { university, active: !values.inactive, academicLevel: level, validUntil: validUntil.toISOString(), holderSeed: `wallet-${randomBytes(8).toString('hex')}` };
+  return {
+    university,
+    active: !values.inactive,
+    academicLevel: level,
+    validUntil: validUntil.toISOString(),
+    holderSeed: `wallet-${randomBytes(8).toString('hex')}`,
+  };
 }
 
 /**
@@ -58,7 +74,11 @@ async function builderFor(format: CredentialFormat): Promise<PresentationBuilder
   return entry.builder;
 }
 
-async function buildBody(values: Values, ctx: CliContext, request: { nonce: string; audience: string; disclose: readonly ClaimName[] }) {
+async function buildBody(
+  values: Values,
+  ctx: CliContext,
+  request: { nonce: string; audience: string; disclose: readonly ClaimName[] },
+) {
   const format = formatOf(values);
   const builder = await builderFor(format);
   const now = ctx.clock.now();
@@ -72,18 +92,23 @@ function parseQr(qr: string): { sessionId: string; nonce: string } {
   try {
     url = new URL(qr);
   } catch {
-    throw new UsageError('--qr must be the session\'s qrPayload, e.g. matricula://verify?session=sess_…&nonce=nonce_…');
+    throw new UsageError("--qr must be the session's qrPayload, e.g. matricula://verify?session=sess_…&nonce=nonce_…");
   }
   const sessionId = url.searchParams.get('session');
   const nonce = url.searchParams.get('nonce');
-  if (url.host !== 'verify' || !sessionId || !nonce) throw new UsageError('--qr must be a verify URI with session and nonce parameters');
+  if (url.host !== 'verify' || !sessionId || !nonce)
+    throw new UsageError('--qr must be a verify URI with session and nonce parameters');
   return { sessionId, nonce };
 }
 
 async function call(method: string, url: string, body?: unknown): Promise<{ status: number; json: any }> {
   let response: Response;
   try {
-    response = await fetch(url, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    response = await fetch(url, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch (err) {
     throw new Error(`cannot reach ${url}: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -97,7 +122,7 @@ async function call(method: string, url: string, body?: unknown): Promise<{ stat
 
 export const walletPresent: Command = {
   path: ['wallet', 'present'],
-  summary: 'Answer a session from its qrPayload, as a student\'s wallet would',
+  summary: "Answer a session from its qrPayload, as a student's wallet would",
   usage: [
     'matricula wallet present --qr QR_PAYLOAD [--base-url URL] [options] [--wrong-nonce] [--decline] [--json]',
     '',
@@ -109,25 +134,41 @@ export const walletPresent: Command = {
     'Prints the outcome; with --json one object {sessionId, status, verified, failureReason}.',
     'Exit code 0 when verified, 1 otherwise.',
   ].join('\n'),
-  options: { ...STUDENT_OPTIONS, qr: { type: 'string' }, 'base-url': { type: 'string' }, 'wrong-nonce': { type: 'boolean' }, decline: { type: 'boolean' } },
+  options: {
+    ...STUDENT_OPTIONS,
+    qr: { type: 'string' },
+    'base-url': { type: 'string' },
+    'wrong-nonce': { type: 'boolean' },
+    decline: { type: 'boolean' },
+  },
   async run(values, _positionals, ctx) {
     const { sessionId, nonce } = parseQr(requireOption(values, 'qr'));
     // Before consent is recorded: a format this installation cannot build fails here.
     await builderFor(formatOf(values));
-    const base = ((values['base-url'] as string | undefined) ?? ctx.env.BASE_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
+    const base = ((values['base-url'] as string | undefined) ?? ctx.env.BASE_URL ?? 'http://localhost:8080').replace(
+      /\/+$/,
+      '',
+    );
     const session = `${base}/verification/v1/sessions/${encodeURIComponent(sessionId)}`;
     const report = (outcome: { status: string; verified: boolean; failureReason: string | null }) => {
       if (values.json) printJson(ctx, { sessionId, ...outcome });
-      else ctx.stdout(`${sessionId}: ${outcome.status}, ${outcome.verified ? 'verified' : `not verified${outcome.failureReason ? ` (${outcome.failureReason})` : ''}`}`);
+      else
+        ctx.stdout(
+          `${sessionId}: ${outcome.status}, ${outcome.verified ? 'verified' : `not verified${outcome.failureReason ? ` (${outcome.failureReason})` : ''}`}`,
+        );
       return outcome.verified ? 0 : 1;
     };
-    const fail = (what: string, res: { status: number; json: any }) => new Error(`${what}: HTTP ${res.status} ${res.json?.error?.code ?? ''} ${res.json?.error?.message ?? ''}`.trim());
+    const fail = (what: string, res: { status: number; json: any }) =>
+      new Error(`${what}: HTTP ${res.status} ${res.json?.error?.code ?? ''} ${res.json?.error?.message ?? ''}`.trim());
 
     const request = await call('GET', `${session}/request?nonce=${encodeURIComponent(nonce)}`);
     if (request.status !== 200) throw fail('reading the request', request);
     const { audience, requiredClaims } = request.json.data as { audience: string; requiredClaims: ClaimName[] };
 
-    const consent = await call('POST', `${session}/consent`, { nonce, decision: values.decline ? 'declined' : 'approved' });
+    const consent = await call('POST', `${session}/consent`, {
+      nonce,
+      decision: values.decline ? 'declined' : 'approved',
+    });
     if (consent.status !== 200) throw fail('recording consent', consent);
     if (values.decline) return report({ status: 'declined', verified: false, failureReason: 'declined' });
 
@@ -137,7 +178,11 @@ export const walletPresent: Command = {
     if (answer.status === 200) return report(answer.json.data);
     if (answer.status === 400 && answer.json?.error?.code === 'presentation_rejected') {
       const state = await call('GET', `${session}/request?nonce=${encodeURIComponent(nonce)}`);
-      return report({ status: state.status === 200 ? state.json.data.status : 'unknown', verified: false, failureReason: answer.json.error.reason });
+      return report({
+        status: state.status === 200 ? state.json.data.status : 'unknown',
+        verified: false,
+        failureReason: answer.json.error.reason,
+      });
     }
     throw fail('presenting', answer);
   },
@@ -157,10 +202,19 @@ export const walletPresentation: Command = {
   async run(values, _positionals, ctx) {
     if (values.format === undefined) throw new UsageError('--format is required');
     const nonce = requireOption(values, 'nonce');
-    const audience = ((values.audience as string | undefined) ?? ctx.env.BASE_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
-    const claims = values.claims === undefined ? [...CLAIM_CATALOGUE] : String(values.claims).split(',').map((c) => c.trim());
+    const audience = ((values.audience as string | undefined) ?? ctx.env.BASE_URL ?? 'http://localhost:8080').replace(
+      /\/+$/,
+      '',
+    );
+    const claims =
+      values.claims === undefined
+        ? [...CLAIM_CATALOGUE]
+        : String(values.claims)
+            .split(',')
+            .map((c) => c.trim());
     const unknown = claims.filter((c) => !(CLAIM_CATALOGUE as readonly string[]).includes(c));
-    if (unknown.length) throw new UsageError(`unknown claim ${unknown.join(', ')}; the catalogue is ${CLAIM_CATALOGUE.join(', ')}`);
+    if (unknown.length)
+      throw new UsageError(`unknown claim ${unknown.join(', ')}; the catalogue is ${CLAIM_CATALOGUE.join(', ')}`);
     ctx.stdout(JSON.stringify(await buildBody(values, ctx, { nonce, audience, disclose: claims as ClaimName[] })));
     return 0;
   },

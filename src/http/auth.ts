@@ -27,7 +27,11 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  */
 export async function authenticate(db: Db, request: FastifyRequest): Promise<Principal> {
   const header = request.headers.authorization;
-  if (!header) throw new ApiError('unauthenticated', 'Missing API key. Send the header Authorization: Bearer sk_test_… or sk_live_….');
+  if (!header)
+    throw new ApiError(
+      'unauthenticated',
+      'Missing API key. Send the header Authorization: Bearer sk_test_… or sk_live_….',
+    );
   const match = BEARER.exec(header);
   if (!match) throw new ApiError('unauthenticated', 'The Authorization header must be "Bearer <API key>".');
   const secret = match[1];

@@ -33,7 +33,9 @@ export function validationToApiError(errors: AjvError[], context: string | undef
     default: {
       const param = pathToParam(context, first.instancePath);
       if (!param) return new ApiError('invalid_request', `The request body ${first.message ?? 'is invalid'}.`);
-      return new ApiError('invalid_request', `Invalid ${where} '${param}': ${first.message ?? 'invalid value'}.`, { param });
+      return new ApiError('invalid_request', `Invalid ${where} '${param}': ${first.message ?? 'invalid value'}.`, {
+        param,
+      });
     }
   }
 }
@@ -57,10 +59,14 @@ function toApiError(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error;
   if (error.validation) return validationToApiError(error.validation as AjvError[], error.validationContext);
   const status = error.statusCode ?? 500;
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('payload_too_large', 'The request body is larger than the limit.');
-  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('unsupported_media_type', 'Send the body as application/json.');
-  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ApiError('invalid_request', 'The body is empty but Content-Type is application/json.');
-  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new ApiError('invalid_request', 'The body is not valid JSON.');
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new ApiError('payload_too_large', 'The request body is larger than the limit.');
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new ApiError('unsupported_media_type', 'Send the body as application/json.');
+  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
+    return new ApiError('invalid_request', 'The body is empty but Content-Type is application/json.');
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
+    return new ApiError('invalid_request', 'The body is not valid JSON.');
   const code = status < 500 ? STATUS_CODES[status] : undefined;
   if (code) return new ApiError(code, status === 400 ? 'The request is malformed.' : error.message);
   return new ApiError('internal_error', 'Something went wrong on our side. Quote the request id when you report it.');
@@ -98,7 +104,11 @@ export function installErrorHandling(app: FastifyInstance): void {
     const allow = [...allowed, 'OPTIONS'].join(', ');
     reply.header('allow', allow);
     if (request.method === 'OPTIONS') return reply.status(204).send();
-    return sendError(request, reply, new ApiError('method_not_allowed', `${request.method} is not allowed on ${path}; it answers ${allow}.`));
+    return sendError(
+      request,
+      reply,
+      new ApiError('method_not_allowed', `${request.method} is not allowed on ${path}; it answers ${allow}.`),
+    );
   });
 }
 
@@ -107,5 +117,7 @@ export function installErrorHandling(app: FastifyInstance): void {
  * router itself so that parameters and wildcards match exactly as they do for requests.
  */
 function allowedMethods(app: FastifyInstance, path: string): string[] {
-  return app.supportedMethods.filter((method) => method !== 'OPTIONS' && app.findRoute({ method: method as HTTPMethods, url: path }) !== null);
+  return app.supportedMethods.filter(
+    (method) => method !== 'OPTIONS' && app.findRoute({ method: method as HTTPMethods, url: path }) !== null,
+  );
 }

@@ -43,7 +43,9 @@ function storableBody(payload: string, secretFields: string[] | undefined): stri
 
 function fingerprintOf(request: FastifyRequest): string {
   const path = request.url.split('?')[0];
-  return createHash('sha256').update(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`)
+    .digest('hex');
 }
 
 /**
@@ -61,24 +63,46 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
     const raw = request.headers['idempotency-key'];
     if (raw === undefined) return;
     const key = Array.isArray(raw) ? raw[0] : raw;
-    if (!KEY_SHAPE.test(key)) throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 printable characters.', { param: 'Idempotency-Key' });
+    if (!KEY_SHAPE.test(key))
+      throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 printable characters.', {
+        param: 'Idempotency-Key',
+      });
     const scope = request.principal ? `${request.principal.orgId}:${request.principal.environment}` : 'public';
     const fingerprint = fingerprintOf(request);
     const now = clock.now();
     const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
-    await db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('idempotency_key', '=', key).where('created_at', '<', cutoff).execute();
+    await db
+      .deleteFrom('idempotency_keys')
+      .where('scope', '=', scope)
+      .where('idempotency_key', '=', key)
+      .where('created_at', '<', cutoff)
+      .execute();
 
     if (await claimIdempotencyKey(db, scope, key, fingerprint, now.toISOString())) {
       request.idempotency = { scope, key };
       return;
     }
     const existing = await findIdempotency(db, scope, key);
-    if (!existing) throw new ApiError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry it shortly.');
+    if (!existing)
+      throw new ApiError(
+        'idempotency_conflict',
+        'A request with this Idempotency-Key is still in progress; retry it shortly.',
+      );
     if (existing.fingerprint !== fingerprint) {
-      throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request.', { param: 'Idempotency-Key' });
+      throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request.', {
+        param: 'Idempotency-Key',
+      });
     }
-    if (existing.state === 'in_progress') throw new ApiError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry it shortly.');
-    return reply.status(existing.statusCode).header('idempotent-replayed', 'true').type('application/json').send(existing.body);
+    if (existing.state === 'in_progress')
+      throw new ApiError(
+        'idempotency_conflict',
+        'A request with this Idempotency-Key is still in progress; retry it shortly.',
+      );
+    return reply
+      .status(existing.statusCode)
+      .header('idempotent-replayed', 'true')
+      .type('application/json')
+      .send(existing.body);
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -86,7 +110,14 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
     if (!claim) return payload;
     request.idempotency = null;
     if (reply.statusCode >= 500) await releaseIdempotency(db, claim.scope, claim.key);
-    else await completeIdempotency(db, claim.scope, claim.key, reply.statusCode, storableBody(String(payload), request.routeOptions.config?.secretFields));
+    else
+      await completeIdempotency(
+        db,
+        claim.scope,
+        claim.key,
+        reply.statusCode,
+        storableBody(String(payload), request.routeOptions.config?.secretFields),
+      );
     return payload;
   });
 }

@@ -10,7 +10,9 @@ export const ErrorBody = Type.Object(
       code: Type.Union(Object.keys(ERROR_STATUS).map((code) => Type.Literal(code))),
       message: Type.String(),
       param: Type.Optional(Type.String()),
-      reason: Type.Optional(Type.String({ description: 'Cause within the code, e.g. why a presentation was rejected' })),
+      reason: Type.Optional(
+        Type.String({ description: 'Cause within the code, e.g. why a presentation was rejected' }),
+      ),
       requestId: Type.String(),
     }),
   },
@@ -21,7 +23,10 @@ export function envelope<T extends TSchema>(data: T) {
   return Type.Object({ success: Type.Literal(true), data });
 }
 
-export const Pagination = Type.Object({ hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+export const Pagination = Type.Object({
+  hasMore: Type.Boolean(),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
 
 export function listEnvelope<T extends TSchema>(item: T) {
   return Type.Object({ success: Type.Literal(true), data: Type.Array(item), pagination: Pagination });
@@ -29,7 +34,9 @@ export function listEnvelope<T extends TSchema>(item: T) {
 
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100.' })),
-  startingAfter: Type.Optional(Type.String({ maxLength: 64, description: 'Id of the last item of the previous page.' })),
+  startingAfter: Type.Optional(
+    Type.String({ maxLength: 64, description: 'Id of the last item of the previous page.' }),
+  ),
 };
 
 export const Environment = Type.Union([Type.Literal('sandbox'), Type.Literal('live')]);
@@ -53,11 +60,17 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
 export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
   const statuses = new Set<number>([...codes.map((c) => ERROR_STATUS[c]), 400, 413, 415, 500]);
   const out: Record<number, TSchema> = {};
-  for (const status of [...statuses].sort()) out[status] = Type.Ref(ErrorBody, { description: STATUS_DESCRIPTIONS[status] ?? 'Error' });
+  for (const status of [...statuses].sort())
+    out[status] = Type.Ref(ErrorBody, { description: STATUS_DESCRIPTIONS[status] ?? 'Error' });
   return out;
 }
 
 /** Errors every bearer-authenticated route can answer. */
-export const AUTHENTICATED_ERRORS: ErrorCode[] = ['invalid_request', 'unauthenticated', 'idempotency_conflict', 'rate_limited'];
+export const AUTHENTICATED_ERRORS: ErrorCode[] = [
+  'invalid_request',
+  'unauthenticated',
+  'idempotency_conflict',
+  'rate_limited',
+];
 
 export const BEARER = [{ bearerAuth: [] }];

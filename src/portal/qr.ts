@@ -12,9 +12,22 @@ const TARGET_EDGE_PX = 300;
  * any background.
  */
 export async function qrSvg(payload: string, label: string): Promise<SafeHtml> {
-  const svg = await QRCode.toString(payload, { type: 'svg', errorCorrectionLevel: 'M', margin: 4, color: { dark: '#000000', light: '#ffffff' } });
+  const svg = await QRCode.toString(payload, {
+    type: 'svg',
+    errorCorrectionLevel: 'M',
+    margin: 4,
+    color: { dark: '#000000', light: '#ffffff' },
+  });
   const modules = Number(/viewBox="0 0 (\d+) \1"/.exec(svg)?.[1]);
-  if (!svg.startsWith('<svg ') || !Number.isInteger(modules)) throw new Error('qrcode did not produce the expected SVG');
+  if (!svg.startsWith('<svg ') || !Number.isInteger(modules))
+    throw new Error('qrcode did not produce the expected SVG');
   const edge = modules * Math.max(3, Math.floor(TARGET_EDGE_PX / modules));
-  return trusted(svg.replace('<svg ', `<svg class="qr-code" width="${edge}" height="${edge}" role="img" aria-label="${escapeHtml(label)}" focusable="false" `).trim());
+  return trusted(
+    svg
+      .replace(
+        '<svg ',
+        `<svg class="qr-code" width="${edge}" height="${edge}" role="img" aria-label="${escapeHtml(label)}" focusable="false" `,
+      )
+      .trim(),
+  );
 }

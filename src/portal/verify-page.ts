@@ -30,16 +30,37 @@ interface FinalScreen {
 }
 
 const FINAL_SCREENS: Record<Exclude<PortalPanel, 'pending' | 'consented'>, FinalScreen> = {
-  verified: { tone: 'success', icon: ICONS.check, heading: 'Verified', text: (app) => `${app} now knows you are an active student. You can put your phone away.` },
+  verified: {
+    tone: 'success',
+    icon: ICONS.check,
+    heading: 'Verified',
+    text: (app) => `${app} now knows you are an active student. You can put your phone away.`,
+  },
   not_verified: {
     tone: 'failure',
     icon: ICONS.cross,
     heading: 'Not verified',
-    text: () => 'Your wallet’s answer did not show an active student with a current credential. Your wallet tells you why. Ask for a new code to try again.',
+    text: () =>
+      'Your wallet’s answer did not show an active student with a current credential. Your wallet tells you why. Ask for a new code to try again.',
   },
-  expired: { tone: 'neutral', icon: ICONS.clock, heading: 'This code has expired', text: () => 'Nothing was shared. Ask for a new code to try again.' },
-  cancelled: { tone: 'neutral', icon: ICONS.stop, heading: 'Verification cancelled', text: (app) => `${app} cancelled this request. Nothing was shared.` },
-  declined: { tone: 'neutral', icon: ICONS.hand, heading: 'You declined', text: (app) => `Nothing was shared with ${app}.` },
+  expired: {
+    tone: 'neutral',
+    icon: ICONS.clock,
+    heading: 'This code has expired',
+    text: () => 'Nothing was shared. Ask for a new code to try again.',
+  },
+  cancelled: {
+    tone: 'neutral',
+    icon: ICONS.stop,
+    heading: 'Verification cancelled',
+    text: (app) => `${app} cancelled this request. Nothing was shared.`,
+  },
+  declined: {
+    tone: 'neutral',
+    icon: ICONS.hand,
+    heading: 'You declined',
+    text: (app) => `Nothing was shared with ${app}.`,
+  },
 };
 
 function minutesSeconds(ms: number): string {
@@ -52,10 +73,16 @@ function panelAttributes(panel: PortalPanel, current: PortalPanel): SafeHtml {
 }
 
 function finalPanels(s: PortalSession, current: PortalPanel): SafeHtml[] {
-  const names = (Object.keys(FINAL_SCREENS) as Array<keyof typeof FINAL_SCREENS>).filter((name) => !isTerminal(s.status) || name === current);
+  const names = (Object.keys(FINAL_SCREENS) as Array<keyof typeof FINAL_SCREENS>).filter(
+    (name) => !isTerminal(s.status) || name === current,
+  );
   return names.map((name) => {
     const screen = FINAL_SCREENS[name];
-    return html`<div class="final final-${screen.tone}" ${panelAttributes(name, current)} data-title="${screen.heading}">
+    return html`<div
+      class="final final-${screen.tone}"
+      ${panelAttributes(name, current)}
+      data-title="${screen.heading}"
+    >
       ${screen.icon}
       <h2 class="final-heading" tabindex="-1">${screen.heading}</h2>
       <p>${screen.text(s.applicationName)}</p>
@@ -80,7 +107,10 @@ async function openPanels(s: PortalSession, current: PortalPanel): Promise<SafeH
       <h2 class="final-heading" tabindex="-1">Approved in your wallet</h2>
       <p>Checking the proof your wallet sends. This takes a few seconds.</p>
     </div>
-    <p class="countdown" data-open>Code expires in <span id="countdown" role="timer">${minutesSeconds(Date.parse(s.expiresAt) - Date.parse(s.now))}</span></p>
+    <p class="countdown" data-open>
+      Code expires in
+      <span id="countdown" role="timer">${minutesSeconds(Date.parse(s.expiresAt) - Date.parse(s.now))}</span>
+    </p>
     <p class="connection" id="connection" role="alert" hidden>Connection lost. Trying again…</p>`;
 }
 
@@ -89,21 +119,33 @@ export async function verifyPage(s: PortalSession): Promise<SafeHtml> {
   const current = panelOf(s.status, s.verified);
   const open = !isTerminal(s.status);
   const claims = claimsInWords(s.requiredClaims);
-  const main = html`<div class="portal" id="portal" data-session-id="${s.sessionId}" data-current="${current}" data-expires-at="${s.expiresAt}" data-server-now="${s.now}" data-poll-ms="${POLL_INTERVAL_MS}">
-  <section class="card request" aria-labelledby="request-heading">
-    <p class="eyebrow">Student verification</p>
-    <h1 id="request-heading">${s.applicationName} asks you to confirm you are a student</h1>
-    <p class="purpose"><strong>Why:</strong> ${s.purpose}</p>
-    <h2 class="subheading">What ${s.applicationName} will learn</h2>
-    <ul class="claims">${claims.map((words) => html`<li>${words}</li>`)}</ul>
-    <p class="fine">Nothing else about you is shared: not your name, not your student number.</p>
-  </section>
-  <section class="card action" aria-label="Verification status">
-    ${open ? await openPanels(s, current) : ''}
-    ${finalPanels(s, current)}
-  </section>
-  <p class="visually-hidden" id="announcer" role="status" aria-live="polite"></p>
-</div>`;
-  const title = current === 'pending' ? `Verify for ${s.applicationName}` : (FINAL_SCREENS[current as keyof typeof FINAL_SCREENS]?.heading ?? 'Approved in your wallet');
+  const main = html`<div
+    class="portal"
+    id="portal"
+    data-session-id="${s.sessionId}"
+    data-current="${current}"
+    data-expires-at="${s.expiresAt}"
+    data-server-now="${s.now}"
+    data-poll-ms="${POLL_INTERVAL_MS}"
+  >
+    <section class="card request" aria-labelledby="request-heading">
+      <p class="eyebrow">Student verification</p>
+      <h1 id="request-heading">${s.applicationName} asks you to confirm you are a student</h1>
+      <p class="purpose"><strong>Why:</strong> ${s.purpose}</p>
+      <h2 class="subheading">What ${s.applicationName} will learn</h2>
+      <ul class="claims">
+        ${claims.map((words) => html`<li>${words}</li>`)}
+      </ul>
+      <p class="fine">Nothing else about you is shared: not your name, not your student number.</p>
+    </section>
+    <section class="card action" aria-label="Verification status">
+      ${open ? await openPanels(s, current) : ''} ${finalPanels(s, current)}
+    </section>
+    <p class="visually-hidden" id="announcer" role="status" aria-live="polite"></p>
+  </div>`;
+  const title =
+    current === 'pending'
+      ? `Verify for ${s.applicationName}`
+      : (FINAL_SCREENS[current as keyof typeof FINAL_SCREENS]?.heading ?? 'Approved in your wallet');
   return layout({ title, main, script: open ? 'verify.js' : undefined, sandbox: s.environment === 'sandbox' });
 }

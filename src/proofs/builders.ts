@@ -25,7 +25,10 @@ interface BuilderSource {
 const SOURCES: Record<CredentialFormat, BuilderSource> = {
   'sd-jwt-vc': { devPackages: [], load: async () => (await import('./sd-jwt-vc/builder.ts')).sdJwtVcBuilder },
   bbs: { devPackages: [], load: async () => (await import('./bbs/builder.ts')).bbsBuilder },
-  groth16: { devPackages: ['snarkjs', 'circomlibjs'], load: async () => (await import('./groth16/builder.ts')).groth16Builder },
+  groth16: {
+    devPackages: ['snarkjs', 'circomlibjs'],
+    load: async () => (await import('./groth16/builder.ts')).groth16Builder,
+  },
 };
 
 const importModule: ModuleLoader = (specifier) => import(specifier);
@@ -34,11 +37,24 @@ const importModule: ModuleLoader = (specifier) => import(specifier);
  * The format's builder if it can run here. A format whose devDependencies do not load is
  * unavailable, with a sentence that says what to install; the builder module is loaded only then.
  */
-export async function loadHolderBuilder(format: CredentialFormat, load: ModuleLoader = importModule): Promise<HolderBuilder> {
+export async function loadHolderBuilder(
+  format: CredentialFormat,
+  load: ModuleLoader = importModule,
+): Promise<HolderBuilder> {
   const source = SOURCES[format];
-  const loaded = await Promise.all(source.devPackages.map((name) => load(name).then(() => true, () => false)));
+  const loaded = await Promise.all(
+    source.devPackages.map((name) =>
+      load(name).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   if (loaded.includes(false)) {
-    return { available: false, reason: `${format} needs the development dependencies ${source.devPackages.join(' and ')} (npm ci without --omit=dev).` };
+    return {
+      available: false,
+      reason: `${format} needs the development dependencies ${source.devPackages.join(' and ')} (npm ci without --omit=dev).`,
+    };
   }
   return { available: true, builder: await source.load() };
 }
@@ -47,7 +63,10 @@ export async function loadHolderBuilder(format: CredentialFormat, load: ModuleLo
 export async function loadHolderBuilders(load: ModuleLoader = importModule): Promise<HolderBuilders> {
   const formats = Object.keys(SOURCES) as CredentialFormat[];
   const builders = await Promise.all(formats.map((format) => loadHolderBuilder(format, load)));
-  return Object.fromEntries(formats.map((format, i) => [format, builders[i]])) as Record<CredentialFormat, HolderBuilder>;
+  return Object.fromEntries(formats.map((format, i) => [format, builders[i]])) as Record<
+    CredentialFormat,
+    HolderBuilder
+  >;
 }
 
 let installed: Promise<HolderBuilders> | undefined;

@@ -4,7 +4,8 @@ import type { VerifiedPresentation } from './types.ts';
 /** Why a cryptographically valid presentation does not qualify; stable codes. */
 export type QualificationFailure = 'student_inactive' | 'credential_expired' | 'claim_not_disclosed';
 
-export type Qualification = { verified: true } | { verified: false; failureReason: QualificationFailure; message: string };
+export type Qualification =
+  { verified: true } | { verified: false; failureReason: QualificationFailure; message: string };
 
 /**
  * The one judgement shared by every format: is this an active student whose credential is
@@ -14,21 +15,38 @@ export type Qualification = { verified: true } | { verified: false; failureReaso
  * business asked for the date: by the disclosed `valid_until`, the credential's `exp`, or the
  * Groth16 predicate. A format without an expiry of its own (BBS) must therefore disclose it.
  */
-export function qualify(presentation: VerifiedPresentation, requiredClaims: readonly ClaimName[], now: Date): Qualification {
+export function qualify(
+  presentation: VerifiedPresentation,
+  requiredClaims: readonly ClaimName[],
+  now: Date,
+): Qualification {
   const { claims, predicates, expiresAt } = presentation;
   for (const claim of withActiveStudent(requiredClaims)) {
     const provenWithoutDisclosure = claim === 'valid_until' && predicates?.validUntilAfterNow !== undefined;
     if (claims[claim] === undefined && !provenWithoutDisclosure) {
-      return { verified: false, failureReason: 'claim_not_disclosed', message: `The required claim ${claim} was not disclosed.` };
+      return {
+        verified: false,
+        failureReason: 'claim_not_disclosed',
+        message: `The required claim ${claim} was not disclosed.`,
+      };
     }
   }
   if (claims.is_active_student !== true) {
-    return { verified: false, failureReason: 'student_inactive', message: 'The credential does not show an active student.' };
+    return {
+      verified: false,
+      failureReason: 'student_inactive',
+      message: 'The credential does not show an active student.',
+    };
   }
   const nowMs = now.getTime();
-  const currencyKnown = claims.valid_until !== undefined || expiresAt !== undefined || predicates?.validUntilAfterNow !== undefined;
+  const currencyKnown =
+    claims.valid_until !== undefined || expiresAt !== undefined || predicates?.validUntilAfterNow !== undefined;
   if (!currencyKnown) {
-    return { verified: false, failureReason: 'claim_not_disclosed', message: 'The credential does not show that it is still valid: disclose valid_until.' };
+    return {
+      verified: false,
+      failureReason: 'claim_not_disclosed',
+      message: 'The credential does not show that it is still valid: disclose valid_until.',
+    };
   }
   const expired =
     (claims.valid_until !== undefined && !(Date.parse(claims.valid_until) > nowMs)) ||
@@ -62,8 +80,10 @@ export function claimsToRequest(requiredClaims: readonly ClaimName[]): ClaimName
 export function reportedClaims(claims: DisclosedClaims, requiredClaims: readonly ClaimName[]): DisclosedClaims {
   const asked = new Set(withActiveStudent(requiredClaims));
   const out: DisclosedClaims = {};
-  if (asked.has('is_active_student') && claims.is_active_student !== undefined) out.is_active_student = claims.is_active_student;
-  if (asked.has('university_domain') && claims.university_domain !== undefined) out.university_domain = claims.university_domain;
+  if (asked.has('is_active_student') && claims.is_active_student !== undefined)
+    out.is_active_student = claims.is_active_student;
+  if (asked.has('university_domain') && claims.university_domain !== undefined)
+    out.university_domain = claims.university_domain;
   if (asked.has('academic_level') && claims.academic_level !== undefined) out.academic_level = claims.academic_level;
   if (asked.has('valid_until') && claims.valid_until !== undefined) out.valid_until = claims.valid_until;
   return out;

@@ -12,8 +12,18 @@ export interface SandboxUniversity {
 }
 
 export const SANDBOX_UNIVERSITIES: readonly SandboxUniversity[] = [
-  { domain: 'sandbox-state.example', name: 'Sandbox State University', country: 'US', seed: 'matricula-sandbox-v1:sandbox-state.example' },
-  { domain: 'pruebas.example', name: 'Universidad de Pruebas', country: 'ES', seed: 'matricula-sandbox-v1:pruebas.example' },
+  {
+    domain: 'sandbox-state.example',
+    name: 'Sandbox State University',
+    country: 'US',
+    seed: 'matricula-sandbox-v1:sandbox-state.example',
+  },
+  {
+    domain: 'pruebas.example',
+    name: 'Universidad de Pruebas',
+    country: 'ES',
+    seed: 'matricula-sandbox-v1:pruebas.example',
+  },
 ];
 
 export function sandboxUniversity(domain: string): SandboxUniversity | undefined {

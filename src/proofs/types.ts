@@ -87,8 +87,7 @@ export interface VerifiedPresentation {
 }
 
 export type PresentationCheck =
-  | { ok: true; presentation: VerifiedPresentation }
-  | { ok: false; reason: RejectionReason; message: string };
+  { ok: true; presentation: VerifiedPresentation } | { ok: false; reason: RejectionReason; message: string };
 
 /** Service side of a format. Outcomes are values: a bad presentation is `{ok: false}`, never a throw. */
 export interface PresentationVerifier {

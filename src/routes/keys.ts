@@ -1,6 +1,15 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../http/auth.ts';
-import { AUTHENTICATED_ERRORS, BEARER, Environment, errorResponses, IsoTimestamp, envelope, listEnvelope, PageQuery } from '../http/schemas.ts';
+import {
+  AUTHENTICATED_ERRORS,
+  BEARER,
+  Environment,
+  errorResponses,
+  IsoTimestamp,
+  envelope,
+  listEnvelope,
+  PageQuery,
+} from '../http/schemas.ts';
 import { generateApiKey, listKeys, revokeKey } from '../services/api-keys.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 
@@ -13,66 +22,83 @@ const keyFields = {
 };
 
 /** Spec 2.3, as generated: the only response that carries rawSecret. */
-export const GeneratedApiKey = Type.Object(
-  {
-    ...keyFields,
-    rawSecret: Type.String({ description: 'sk_test_… or sk_live_…; shown once, never again' }),
-    createdAt: IsoTimestamp,
-  },
-);
+export const GeneratedApiKey = Type.Object({
+  ...keyFields,
+  rawSecret: Type.String({ description: 'sk_test_… or sk_live_…; shown once, never again' }),
+  createdAt: IsoTimestamp,
+});
 
 export const ApiKeyHint = Type.Object({ ...keyFields, createdAt: IsoTimestamp });
 
 const tags = ['API keys'];
 
-export const keyRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => async (app) => {
-  app.post('/org/v1/keys', {
-    config: { secretFields: ['data.rawSecret'] },
-    schema: {
-      tags,
-      summary: 'Generate a secret API key (the raw secret is returned once)',
-      security: BEARER,
-      body: Type.Object(
-        { appId: Type.String({ maxLength: 64 }), name: Type.String({ minLength: 1, maxLength: 200 }), environment: Environment },
-        { additionalProperties: false },
-      ),
-      response: { 201: envelope(GeneratedApiKey), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'invalid_state') },
-    },
-    handler: async (request, reply) => {
-      const key = await generateApiKey(deps, principalOf(request), request.body);
-      return reply.status(201).send({ success: true as const, data: key });
-    },
-  });
-
-  app.get('/org/v1/keys', {
-    schema: {
-      tags,
-      summary: "List keys of the caller's environment (hints only), optionally of one application",
-      security: BEARER,
-      querystring: Type.Object({ appId: Type.Optional(Type.String({ maxLength: 64 })), ...PageQuery }, { additionalProperties: false }),
-      response: { 200: listEnvelope(ApiKeyHint), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found') },
-    },
-    handler: async (request) => {
-      const { appId, limit, startingAfter } = request.query;
-      const page = await listKeys(deps, principalOf(request), { appId }, { limit: limit ?? 20, startingAfter });
-      return { success: true as const, data: page.items, pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor } };
-    },
-  });
-
-  app.delete('/org/v1/keys/:keyId', {
-    schema: {
-      tags,
-      summary: 'Revoke a key: deleted and deny-listed; its next request gets 401 key_revoked',
-      security: BEARER,
-      params: Type.Object({ keyId: Type.String({ maxLength: 64 }) }),
-      response: {
-        200: envelope(Type.Object({ id: Type.String(), revoked: Type.Literal(true), revokedAt: IsoTimestamp })),
-        ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
+export const keyRoutes =
+  (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post('/org/v1/keys', {
+      config: { secretFields: ['data.rawSecret'] },
+      schema: {
+        tags,
+        summary: 'Generate a secret API key (the raw secret is returned once)',
+        security: BEARER,
+        body: Type.Object(
+          {
+            appId: Type.String({ maxLength: 64 }),
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            environment: Environment,
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: envelope(GeneratedApiKey),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
+        },
       },
-    },
-    handler: async (request) => {
-      const result = await revokeKey(deps, principalOf(request), request.params.keyId);
-      return { success: true as const, data: { id: result.id, revoked: true as const, revokedAt: result.revokedAt } };
-    },
-  });
-};
+      handler: async (request, reply) => {
+        const key = await generateApiKey(deps, principalOf(request), request.body);
+        return reply.status(201).send({ success: true as const, data: key });
+      },
+    });
+
+    app.get('/org/v1/keys', {
+      schema: {
+        tags,
+        summary: "List keys of the caller's environment (hints only), optionally of one application",
+        security: BEARER,
+        querystring: Type.Object(
+          { appId: Type.Optional(Type.String({ maxLength: 64 })), ...PageQuery },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: listEnvelope(ApiKeyHint),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
+        },
+      },
+      handler: async (request) => {
+        const { appId, limit, startingAfter } = request.query;
+        const page = await listKeys(deps, principalOf(request), { appId }, { limit: limit ?? 20, startingAfter });
+        return {
+          success: true as const,
+          data: page.items,
+          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
+        };
+      },
+    });
+
+    app.delete('/org/v1/keys/:keyId', {
+      schema: {
+        tags,
+        summary: 'Revoke a key: deleted and deny-listed; its next request gets 401 key_revoked',
+        security: BEARER,
+        params: Type.Object({ keyId: Type.String({ maxLength: 64 }) }),
+        response: {
+          200: envelope(Type.Object({ id: Type.String(), revoked: Type.Literal(true), revokedAt: IsoTimestamp })),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
+        },
+      },
+      handler: async (request) => {
+        const result = await revokeKey(deps, principalOf(request), request.params.keyId);
+        return { success: true as const, data: { id: result.id, revoked: true as const, revokedAt: result.revokedAt } };
+      },
+    });
+  };

@@ -13,9 +13,14 @@ import { SessionStatusSchema } from './session-schemas.ts';
 const PublicStatusSchema = Type.Object({
   sessionId: Type.String(),
   status: SessionStatusSchema,
-  verified: Type.Union([Type.Boolean(), Type.Null()], { description: 'Once completed, whether the student was verified; null before' }),
+  verified: Type.Union([Type.Boolean(), Type.Null()], {
+    description: 'Once completed, whether the student was verified; null before',
+  }),
   expiresAt: IsoTimestamp,
-  now: Type.String({ format: 'date-time', description: "The server's clock, so that a page can count down without trusting the device's" }),
+  now: Type.String({
+    format: 'date-time',
+    description: "The server's clock, so that a page can count down without trusting the device's",
+  }),
 });
 
 /** Pages are for people, not API clients: kept out of the OpenAPI document. */
@@ -27,44 +32,50 @@ const sendNotFoundPage = async (_request: FastifyRequest, reply: FastifyReply) =
  * The verification portal: the page behind `verificationUrl`, its assets, and the public status
  * endpoint the page follows the session with.
  */
-export const portalRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => async (app) => {
-  app.get('/verification/v1/sessions/:sessionId/status', {
-    schema: {
-      tags: ['Portal'],
-      summary: 'Public status of a session, for the portal page',
-      description:
-        'No API key: anyone holding the session id may read it. It reveals the state, whether a completed session ended verified, and the timing; never the claims, the university, the format, a failure reason or the nonce. The portal page polls it every 1.5 s.',
-      params: Type.Object({ sessionId: Type.String({ maxLength: 64 }) }),
-      response: { 200: envelope(PublicStatusSchema), ...errorResponses('not_found') },
-    },
-    handler: async (request, reply) => {
-      const data = await publicSessionStatus(deps, request.params.sessionId);
-      reply.header('cache-control', 'no-store');
-      return { success: true as const, data };
-    },
-  });
+export const portalRoutes =
+  (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get('/verification/v1/sessions/:sessionId/status', {
+      schema: {
+        tags: ['Portal'],
+        summary: 'Public status of a session, for the portal page',
+        description:
+          'No API key: anyone holding the session id may read it. It reveals the state, whether a completed session ended verified, and the timing; never the claims, the university, the format, a failure reason or the nonce. The portal page polls it every 1.5 s.',
+        params: Type.Object({ sessionId: Type.String({ maxLength: 64 }) }),
+        response: { 200: envelope(PublicStatusSchema), ...errorResponses('not_found') },
+      },
+      handler: async (request, reply) => {
+        const data = await publicSessionStatus(deps, request.params.sessionId);
+        reply.header('cache-control', 'no-store');
+        return { success: true as const, data };
+      },
+    });
 
-  app.get<{ Params: { sessionId: string } }>(
-    '/verify/:sessionId',
-    HIDDEN,
-    pageHandler(async (request: FastifyRequest<{ Params: { sessionId: string } }>) => {
-      const session = await portalSession(deps, request.params.sessionId);
-      if (!session) return { status: 404, page: notFoundPage() };
-      return { status: 200, page: await verifyPage(session) };
-    }),
-  );
-  app.get('/verify', HIDDEN, sendNotFoundPage);
-  app.get('/verify/*', HIDDEN, sendNotFoundPage);
+    app.get<{ Params: { sessionId: string } }>(
+      '/verify/:sessionId',
+      HIDDEN,
+      pageHandler(async (request: FastifyRequest<{ Params: { sessionId: string } }>) => {
+        const session = await portalSession(deps, request.params.sessionId);
+        if (!session) return { status: 404, page: notFoundPage() };
+        return { status: 200, page: await verifyPage(session) };
+      }),
+    );
+    app.get('/verify', HIDDEN, sendNotFoundPage);
+    app.get('/verify/*', HIDDEN, sendNotFoundPage);
 
-  app.get<{ Params: { name: string }; Querystring: { v?: string } }>('/assets/:name', HIDDEN, async (request, reply) => {
-    const asset = findAsset(request.params.name);
-    if (!asset) return sendPage(reply, 404, notFoundPage());
-    // Versioned links never change content, so they may be cached for good; anything else is revalidated.
-    const versioned = request.query.v === asset.version;
-    return reply
-      .header('content-type', asset.contentType)
-      .header('cache-control', versioned ? 'public, max-age=31536000, immutable' : 'no-cache')
-      .header('x-content-type-options', 'nosniff')
-      .send(asset.body);
-  });
-};
+    app.get<{ Params: { name: string }; Querystring: { v?: string } }>(
+      '/assets/:name',
+      HIDDEN,
+      async (request, reply) => {
+        const asset = findAsset(request.params.name);
+        if (!asset) return sendPage(reply, 404, notFoundPage());
+        // Versioned links never change content, so they may be cached for good; anything else is revalidated.
+        const versioned = request.query.v === asset.version;
+        return reply
+          .header('content-type', asset.contentType)
+          .header('cache-control', versioned ? 'public, max-age=31536000, immutable' : 'no-cache')
+          .header('x-content-type-options', 'nosniff')
+          .send(asset.body);
+      },
+    );
+  };

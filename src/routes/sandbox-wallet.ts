@@ -12,7 +12,12 @@ import { walletAnswerPage, walletStartPage } from '../portal/wallet-page.ts';
 import { installedHolderBuilders } from '../proofs/builders.ts';
 import { SANDBOX_UNIVERSITIES } from '../proofs/sandbox-universities.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { buildLimiter, buildSandboxPresentation, sandboxFormats, sandboxPresentationRequest } from '../services/sandbox-wallet.ts';
+import {
+  buildLimiter,
+  buildSandboxPresentation,
+  sandboxFormats,
+  sandboxPresentationRequest,
+} from '../services/sandbox-wallet.ts';
 import { FormatSchema } from './session-schemas.ts';
 
 /** Presentations built at once per process (see buildLimiter). */
@@ -20,7 +25,10 @@ const MAX_CONCURRENT_BUILDS = 4;
 
 const SandboxStudentSchema = Type.Object(
   {
-    university: Type.Union(SANDBOX_UNIVERSITIES.map((u) => Type.Literal(u.domain)), { description: 'Domain of a sandbox university' }),
+    university: Type.Union(
+      SANDBOX_UNIVERSITIES.map((u) => Type.Literal(u.domain)),
+      { description: 'Domain of a sandbox university' },
+    ),
     active: Type.Boolean({ description: 'false: a student who is no longer enrolled' }),
     academicLevel: Type.Union((Object.keys(ACADEMIC_LEVELS) as AcademicLevel[]).map((level) => Type.Literal(level))),
     expired: Type.Boolean({ description: 'true: a credential whose validity ended yesterday' }),
@@ -32,20 +40,32 @@ const START_AGAIN = { href: '/wallet', label: 'Paste another QR payload' };
 
 /** Why the sandbox wallet cannot answer a session, as a page. */
 function refusalPage(error: ApiError): PageResult | undefined {
-  const page = (heading: string, text: string) => ({ status: error.status, page: messagePage({ heading, text, sandbox: true, link: START_AGAIN }) });
+  const page = (heading: string, text: string) => ({
+    status: error.status,
+    page: messagePage({ heading, text, sandbox: true, link: START_AGAIN }),
+  });
   switch (error.code) {
     case 'not_found':
-      return page('No session matches this QR payload', 'The session id or its nonce is wrong. Copy the qrPayload again from the session the API returned.');
+      return page(
+        'No session matches this QR payload',
+        'The session id or its nonce is wrong. Copy the qrPayload again from the session the API returned.',
+      );
     case 'session_expired':
       return page('This session has expired', 'Create a new session and answer it before it expires.');
     case 'forbidden':
-      return page('This is a live session', 'The sandbox wallet answers sandbox sessions only: its credentials are signed with published test keys. Answer a live session with a real student wallet.');
+      return page(
+        'This is a live session',
+        'The sandbox wallet answers sandbox sessions only: its credentials are signed with published test keys. Answer a live session with a real student wallet.',
+      );
     default:
       return undefined;
   }
 }
 
-async function walletPage(deps: ServiceDeps, request: FastifyRequest<{ Querystring: { payload?: string } }>): Promise<PageResult> {
+async function walletPage(
+  deps: ServiceDeps,
+  request: FastifyRequest<{ Querystring: { payload?: string } }>,
+): Promise<PageResult> {
   const { appScheme } = deps.config;
   const payload = typeof request.query.payload === 'string' ? request.query.payload : undefined;
   if (payload === undefined || payload.trim() === '') return { status: 200, page: walletStartPage({ appScheme }) };
@@ -57,7 +77,12 @@ async function walletPage(deps: ServiceDeps, request: FastifyRequest<{ Querystri
   try {
     const presentationRequest = await sandboxPresentationRequest(deps, parsed.sessionId, parsed.nonce);
     if (isTerminal(presentationRequest.status)) {
-      const page = messagePage({ heading: `This session is already ${presentationRequest.status}`, text: 'There is nothing left to answer. Create a new session to try again.', sandbox: true, link: START_AGAIN });
+      const page = messagePage({
+        heading: `This session is already ${presentationRequest.status}`,
+        text: 'There is nothing left to answer. Create a new session to try again.',
+        sandbox: true,
+        link: START_AGAIN,
+      });
       return { status: 409, page };
     }
     const formats = sandboxFormats(presentationRequest.acceptedFormats, await installedHolderBuilders());
@@ -73,30 +98,58 @@ async function walletPage(deps: ServiceDeps, request: FastifyRequest<{ Querystri
  * The sandbox web wallet: its page, and the endpoint that builds a sandbox student's
  * presentation for it (the browser then submits it through the public wallet endpoints).
  */
-export const sandboxWalletRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => async (app) => {
-  const limited = buildLimiter(MAX_CONCURRENT_BUILDS);
+export const sandboxWalletRoutes =
+  (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const limited = buildLimiter(MAX_CONCURRENT_BUILDS);
 
-  app.post('/wallet/sandbox/presentation', {
-    schema: {
-      tags: ['Sandbox wallet'],
-      summary: "Build a sandbox student's presentation for a sandbox session",
-      description:
-        'No API key: the session id and its nonce authorize, as for the wallet endpoints. Sandbox sessions only (a live session is a 403). Builds, with the published sandbox issuer keys, a presentation of the chosen student that discloses the claims the session requires, bound to its nonce and audience. It does not submit it: the caller posts consent, then the presentation, to the public wallet endpoints.',
-      body: Type.Object(
-        { sessionId: Type.String({ maxLength: 64 }), nonce: Type.String({ minLength: 1, maxLength: 128 }), format: FormatSchema, student: SandboxStudentSchema },
-        { additionalProperties: false },
-      ),
-      response: {
-        200: envelope(Type.Object({ format: FormatSchema, presentation: Type.Unknown({ description: "The value for the presentation endpoint's presentation field" }) })),
-        ...errorResponses('invalid_request', 'forbidden', 'not_found', 'invalid_state', 'session_expired', 'rate_limited', 'idempotency_conflict'),
+    app.post('/wallet/sandbox/presentation', {
+      schema: {
+        tags: ['Sandbox wallet'],
+        summary: "Build a sandbox student's presentation for a sandbox session",
+        description:
+          'No API key: the session id and its nonce authorize, as for the wallet endpoints. Sandbox sessions only (a live session is a 403). Builds, with the published sandbox issuer keys, a presentation of the chosen student that discloses the claims the session requires, bound to its nonce and audience. It does not submit it: the caller posts consent, then the presentation, to the public wallet endpoints.',
+        body: Type.Object(
+          {
+            sessionId: Type.String({ maxLength: 64 }),
+            nonce: Type.String({ minLength: 1, maxLength: 128 }),
+            format: FormatSchema,
+            student: SandboxStudentSchema,
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: envelope(
+            Type.Object({
+              format: FormatSchema,
+              presentation: Type.Unknown({
+                description: "The value for the presentation endpoint's presentation field",
+              }),
+            }),
+          ),
+          ...errorResponses(
+            'invalid_request',
+            'forbidden',
+            'not_found',
+            'invalid_state',
+            'session_expired',
+            'rate_limited',
+            'idempotency_conflict',
+          ),
+        },
       },
-    },
-    handler: async (request) => ({
-      success: true as const,
-      data: await limited(async () => buildSandboxPresentation(deps, request.body, await installedHolderBuilders())),
-    }),
-  });
+      handler: async (request) => ({
+        success: true as const,
+        data: await limited(async () => buildSandboxPresentation(deps, request.body, await installedHolderBuilders())),
+      }),
+    });
 
-  app.get<{ Querystring: { payload?: string } }>('/wallet', { schema: { hide: true } }, pageHandler((request: FastifyRequest<{ Querystring: { payload?: string } }>) => walletPage(deps, request)));
-  app.get('/wallet/*', { schema: { hide: true } }, async (_request: FastifyRequest, reply: FastifyReply) => sendPage(reply, 404, notFoundPage()));
-};
+    app.get<{ Querystring: { payload?: string } }>(
+      '/wallet',
+      { schema: { hide: true } },
+      pageHandler((request: FastifyRequest<{ Querystring: { payload?: string } }>) => walletPage(deps, request)),
+    );
+    app.get('/wallet/*', { schema: { hide: true } }, async (_request: FastifyRequest, reply: FastifyReply) =>
+      sendPage(reply, 404, notFoundPage()),
+    );
+  };

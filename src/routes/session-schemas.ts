@@ -5,10 +5,21 @@ import { Environment, IsoTimestamp } from '../http/schemas.ts';
 import { CREDENTIAL_FORMATS } from '../proofs/types.ts';
 
 export const SessionStatusSchema = Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s)));
-export const FormatSchema = Type.Union(CREDENTIAL_FORMATS.map((f) => Type.Literal(f)), { description: 'Credential format' });
-export const ClaimNameSchema = Type.String({ minLength: 1, maxLength: 64, description: `One of ${CLAIM_CATALOGUE.join(', ')}` });
+export const FormatSchema = Type.Union(
+  CREDENTIAL_FORMATS.map((f) => Type.Literal(f)),
+  { description: 'Credential format' },
+);
+export const ClaimNameSchema = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: `One of ${CLAIM_CATALOGUE.join(', ')}`,
+});
 
-export const University = Type.Object({ name: Type.String(), domain: Type.String(), country: Type.String({ description: 'ISO 3166-1 alpha-2' }) });
+export const University = Type.Object({
+  name: Type.String(),
+  domain: Type.String(),
+  country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
+});
 
 export const DisclosedClaims = Type.Object(
   {

@@ -9,67 +9,110 @@ import { ClaimNameSchema, CreatedSessionSchema, SessionSchema, SessionStatusSche
 const tags = ['Verification sessions'];
 const SessionParams = Type.Object({ sessionId: Type.String({ maxLength: 64 }) });
 
-export const sessionRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => async (app) => {
-  app.post('/verification/v1/sessions', {
-    schema: {
-      tags,
-      summary: 'Create a verification session',
-      security: BEARER,
-      body: Type.Object(
-        {
-          appId: Type.String({ maxLength: 64 }),
-          purpose: Type.String({ minLength: 1, maxLength: 500, description: 'Shown to the student' }),
-          requiredClaims: Type.Array(ClaimNameSchema, { minItems: 1, maxItems: 10 }),
-          expiresInSeconds: Type.Optional(
-            Type.Integer({ minimum: SESSION_TTL.minSeconds, maximum: SESSION_TTL.maxSeconds, default: SESSION_TTL.defaultSeconds, description: '30 to 900, default 300' }),
-          ),
-          metadata: Type.Optional(Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: 20 })),
-          clientReference: Type.Optional(Type.String({ maxLength: 200 })),
+export const sessionRoutes =
+  (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post('/verification/v1/sessions', {
+      schema: {
+        tags,
+        summary: 'Create a verification session',
+        security: BEARER,
+        body: Type.Object(
+          {
+            appId: Type.String({ maxLength: 64 }),
+            purpose: Type.String({ minLength: 1, maxLength: 500, description: 'Shown to the student' }),
+            requiredClaims: Type.Array(ClaimNameSchema, { minItems: 1, maxItems: 10 }),
+            expiresInSeconds: Type.Optional(
+              Type.Integer({
+                minimum: SESSION_TTL.minSeconds,
+                maximum: SESSION_TTL.maxSeconds,
+                default: SESSION_TTL.defaultSeconds,
+                description: '30 to 900, default 300',
+              }),
+            ),
+            metadata: Type.Optional(
+              Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: 20 }),
+            ),
+            clientReference: Type.Optional(Type.String({ maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: envelope(CreatedSessionSchema),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
         },
-        { additionalProperties: false },
-      ),
-      response: { 201: envelope(CreatedSessionSchema), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'invalid_state') },
-    },
-    handler: async (request, reply) => {
-      const session = await createSession(deps, principalOf(request), request.body);
-      return reply.status(201).send({ success: true as const, data: sessionView(session, deps) as never });
-    },
-  });
+      },
+      handler: async (request, reply) => {
+        const session = await createSession(deps, principalOf(request), request.body);
+        return reply.status(201).send({ success: true as const, data: sessionView(session, deps) as never });
+      },
+    });
 
-  app.get('/verification/v1/sessions', {
-    schema: {
-      tags,
-      summary: 'List sessions of the caller\'s environment, newest first',
-      security: BEARER,
-      querystring: Type.Object({ appId: Type.Optional(Type.String({ maxLength: 64 })), status: Type.Optional(SessionStatusSchema), ...PageQuery }, { additionalProperties: false }),
-      response: { 200: listEnvelope(SessionSchema), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found') },
-    },
-    handler: async (request) => {
-      const { appId, status, limit, startingAfter } = request.query;
-      const page = await listSessionsFor(deps, principalOf(request), { appId, status }, { limit: limit ?? 20, startingAfter });
-      return { success: true as const, data: page.items.map((s) => sessionView(s, deps)), pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor } };
-    },
-  });
+    app.get('/verification/v1/sessions', {
+      schema: {
+        tags,
+        summary: "List sessions of the caller's environment, newest first",
+        security: BEARER,
+        querystring: Type.Object(
+          {
+            appId: Type.Optional(Type.String({ maxLength: 64 })),
+            status: Type.Optional(SessionStatusSchema),
+            ...PageQuery,
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: listEnvelope(SessionSchema),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
+        },
+      },
+      handler: async (request) => {
+        const { appId, status, limit, startingAfter } = request.query;
+        const page = await listSessionsFor(
+          deps,
+          principalOf(request),
+          { appId, status },
+          { limit: limit ?? 20, startingAfter },
+        );
+        return {
+          success: true as const,
+          data: page.items.map((s) => sessionView(s, deps)),
+          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
+        };
+      },
+    });
 
-  app.get('/verification/v1/sessions/:sessionId', {
-    schema: {
-      tags,
-      summary: 'Session status, and the result once completed',
-      security: BEARER,
-      params: SessionParams,
-      response: { 200: envelope(SessionSchema), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found') },
-    },
-    handler: async (request) => ({ success: true as const, data: sessionView(await sessionForCaller(deps, principalOf(request), request.params.sessionId), deps) }),
-  });
+    app.get('/verification/v1/sessions/:sessionId', {
+      schema: {
+        tags,
+        summary: 'Session status, and the result once completed',
+        security: BEARER,
+        params: SessionParams,
+        response: {
+          200: envelope(SessionSchema),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
+        },
+      },
+      handler: async (request) => ({
+        success: true as const,
+        data: sessionView(await sessionForCaller(deps, principalOf(request), request.params.sessionId), deps),
+      }),
+    });
 
-  app.post('/verification/v1/sessions/:sessionId/cancel', {
-    schema: {
-      tags,
-      summary: 'Cancel an open session',
-      security: BEARER,
-      params: SessionParams,
-      response: { 200: envelope(SessionSchema), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'invalid_state') },
-    },
-    handler: async (request) => ({ success: true as const, data: sessionView(await cancelSession(deps, principalOf(request), request.params.sessionId), deps) }),
-  });
-};
+    app.post('/verification/v1/sessions/:sessionId/cancel', {
+      schema: {
+        tags,
+        summary: 'Cancel an open session',
+        security: BEARER,
+        params: SessionParams,
+        response: {
+          200: envelope(SessionSchema),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
+        },
+      },
+      handler: async (request) => ({
+        success: true as const,
+        data: sessionView(await cancelSession(deps, principalOf(request), request.params.sessionId), deps),
+      }),
+    });
+  };

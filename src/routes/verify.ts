@@ -13,46 +13,65 @@ const VerifyResult = Type.Object({
   university: Type.Union([University, Type.Null()]),
   claims: DisclosedClaims,
   issuer: Type.Union([Type.String({ description: 'Trust-registry id of the issuer whose key verified' }), Type.Null()]),
-  failureReason: Type.Union([Type.String(), Type.Null()], { description: 'A rejection reason (invalid_signature, nonce_mismatch, …) or a qualification failure' }),
+  failureReason: Type.Union([Type.String(), Type.Null()], {
+    description: 'A rejection reason (invalid_signature, nonce_mismatch, …) or a qualification failure',
+  }),
 });
 
-export const verifyRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => async (app) => {
-  app.post('/verification/v1/verify', {
-    schema: {
-      tags: ['Verification sessions'],
-      summary: 'Verify one presentation directly; a negative outcome is a 200 with verified: false',
-      security: BEARER,
-      body: Type.Object(
-        {
-          format: FormatSchema,
-          presentation: Type.Unknown(),
-          nonce: Type.String({ minLength: 1, maxLength: 128, description: 'The challenge you gave the wallet; every format is bound to one' }),
-          audience: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Defaults to BASE_URL' })),
-          requiredClaims: Type.Optional(Type.Array(ClaimNameSchema, { maxItems: 10 })),
-        },
-        { additionalProperties: false },
-      ),
-      response: { 200: envelope(VerifyResult), ...errorResponses(...AUTHENTICATED_ERRORS) },
-    },
-    handler: async (request) => {
-      const principal = principalOf(request);
-      const requested = request.body.requiredClaims ?? ['is_active_student'];
-      const unknown = requested.filter((c) => !isClaimName(c));
-      if (unknown.length) throw invalidRequest(`Unknown claim ${unknown.join(', ')}. The catalogue is: ${CLAIM_CATALOGUE.join(', ')}.`, 'requiredClaims');
-      const outcome = await checkPresentation(deps, {
-        format: request.body.format,
-        presentation: request.body.presentation,
-        nonce: request.body.nonce,
-        audience: request.body.audience ?? deps.config.baseUrl,
-        environment: principal.environment,
-        requiredClaims: requested as ClaimName[],
-        now: deps.clock.now(),
-      });
-      const data =
-        outcome.kind === 'rejected'
-          ? { verified: false, format: request.body.format, university: null, claims: {}, issuer: null, failureReason: outcome.reason }
-          : { ...outcome.result, format: request.body.format, issuer: outcome.issuerId };
-      return { success: true as const, data };
-    },
-  });
-};
+export const verifyRoutes =
+  (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post('/verification/v1/verify', {
+      schema: {
+        tags: ['Verification sessions'],
+        summary: 'Verify one presentation directly; a negative outcome is a 200 with verified: false',
+        security: BEARER,
+        body: Type.Object(
+          {
+            format: FormatSchema,
+            presentation: Type.Unknown(),
+            nonce: Type.String({
+              minLength: 1,
+              maxLength: 128,
+              description: 'The challenge you gave the wallet; every format is bound to one',
+            }),
+            audience: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Defaults to BASE_URL' })),
+            requiredClaims: Type.Optional(Type.Array(ClaimNameSchema, { maxItems: 10 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: envelope(VerifyResult), ...errorResponses(...AUTHENTICATED_ERRORS) },
+      },
+      handler: async (request) => {
+        const principal = principalOf(request);
+        const requested = request.body.requiredClaims ?? ['is_active_student'];
+        const unknown = requested.filter((c) => !isClaimName(c));
+        if (unknown.length)
+          throw invalidRequest(
+            `Unknown claim ${unknown.join(', ')}. The catalogue is: ${CLAIM_CATALOGUE.join(', ')}.`,
+            'requiredClaims',
+          );
+        const outcome = await checkPresentation(deps, {
+          format: request.body.format,
+          presentation: request.body.presentation,
+          nonce: request.body.nonce,
+          audience: request.body.audience ?? deps.config.baseUrl,
+          environment: principal.environment,
+          requiredClaims: requested as ClaimName[],
+          now: deps.clock.now(),
+        });
+        const data =
+          outcome.kind === 'rejected'
+            ? {
+                verified: false,
+                format: request.body.format,
+                university: null,
+                claims: {},
+                issuer: null,
+                failureReason: outcome.reason,
+              }
+            : { ...outcome.result, format: request.body.format, issuer: outcome.issuerId };
+        return { success: true as const, data };
+      },
+    });
+  };

@@ -1,7 +1,16 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { EVENT_TYPES } from '../domain/events.ts';
 import { principalOf } from '../http/auth.ts';
-import { AUTHENTICATED_ERRORS, BEARER, Environment, envelope, errorResponses, IsoTimestamp, listEnvelope, PageQuery } from '../http/schemas.ts';
+import {
+  AUTHENTICATED_ERRORS,
+  BEARER,
+  Environment,
+  envelope,
+  errorResponses,
+  IsoTimestamp,
+  listEnvelope,
+  PageQuery,
+} from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import {
   createEndpoint,
@@ -33,7 +42,9 @@ export const WebhookEndpointSchema = Type.Object({
   disabledReason: Type.Union([Type.Literal('manual'), Type.Literal('endpoint_gone'), Type.Null()], {
     description: 'Why the endpoint is disabled: by you (manual), or because it answered 410 Gone (endpoint_gone)',
   }),
-  previousSecretExpiresAt: Type.Union([IsoTimestamp, Type.Null()], { description: 'Until then, the secret replaced by the last rotation signs too' }),
+  previousSecretExpiresAt: Type.Union([IsoTimestamp, Type.Null()], {
+    description: 'Until then, the secret replaced by the last rotation signs too',
+  }),
   createdAt: IsoTimestamp,
   updatedAt: IsoTimestamp,
 });
@@ -41,19 +52,30 @@ export const WebhookEndpointSchema = Type.Object({
 /** Creation and rotation only: the record with its signing secret. */
 export const WebhookEndpointWithSecret = Type.Object({
   ...WebhookEndpointSchema.properties,
-  secret: Type.Union([Type.String({ description: 'whsec_…: the HMAC key of the signatures. Shown here only.' }), Type.Null()], {
-    description: 'whsec_…, shown in this response only (null in an idempotent replay)',
-  }),
+  secret: Type.Union(
+    [Type.String({ description: 'whsec_…: the HMAC key of the signatures. Shown here only.' }), Type.Null()],
+    {
+      description: 'whsec_…, shown in this response only (null in an idempotent replay)',
+    },
+  ),
 });
 
-const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('sending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+const DeliveryStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('sending'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+]);
 
 const AttemptSchema = Type.Object({
   attempt: Type.Integer({ description: '1 for the first attempt' }),
   startedAt: IsoTimestamp,
   durationMs: Type.Integer(),
   statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the answer, null without one' }),
-  outcome: Type.String({ description: 'succeeded, or why not: http_error, timeout, redirect_not_followed, connection_failed, dns_failed, tls_failed, ssrf_refused' }),
+  outcome: Type.String({
+    description:
+      'succeeded, or why not: http_error, timeout, redirect_not_followed, connection_failed, dns_failed, tls_failed, ssrf_refused',
+  }),
   errorMessage: Type.Union([Type.String(), Type.Null()]),
   responseBody: Type.String({ description: 'The start of the answer, at most 2 KiB' }),
   responseBodyTruncated: Type.Boolean(),
@@ -74,10 +96,17 @@ export const DeliverySchema = Type.Object({
 });
 
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https:// URL of a public host' });
-const Events = Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: EVENT_TYPES.length, description: `Any of ${EVENT_TYPES.join(', ')}` });
+const Events = Type.Array(Type.String({ maxLength: 100 }), {
+  minItems: 1,
+  maxItems: EVENT_TYPES.length,
+  description: `Any of ${EVENT_TYPES.join(', ')}`,
+});
 const Description = Type.String({ maxLength: 2000 });
 const WebhookParams = Type.Object({ webhookId: Type.String({ maxLength: 64 }) });
-const DeliveryParams = Type.Object({ webhookId: Type.String({ maxLength: 64 }), deliveryId: Type.String({ maxLength: 64 }) });
+const DeliveryParams = Type.Object({
+  webhookId: Type.String({ maxLength: 64 }),
+  deliveryId: Type.String({ maxLength: 64 }),
+});
 
 /** The webhook fields of application creation (spec 4.5). */
 export const AppWebhookFields = {
@@ -89,132 +118,191 @@ const tags = ['Webhooks'];
 const READ_ERRORS = [...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'] as const;
 const WRITE_ERRORS = [...READ_ERRORS, 'invalid_state'] as const;
 
-export const webhookRoutes = (deps: ServiceDeps): FastifyPluginAsyncTypebox => async (app) => {
-  app.post('/org/v1/webhooks', {
-    config: { secretFields: ['data.secret'] },
-    schema: {
-      tags,
-      summary: 'Register a webhook endpoint (its signing secret is returned here only)',
-      security: BEARER,
-      body: Type.Object({ appId: Type.String({ maxLength: 64 }), url: Url, events: Events, description: Type.Optional(Description) }, { additionalProperties: false }),
-      response: { 201: envelope(WebhookEndpointWithSecret), ...errorResponses(...WRITE_ERRORS) },
-    },
-    handler: async (request, reply) => {
-      const endpoint = await createEndpoint(deps, principalOf(request), request.body);
-      return reply.status(201).send({ success: true as const, data: endpointWithSecret(endpoint) });
-    },
-  });
+export const webhookRoutes =
+  (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post('/org/v1/webhooks', {
+      config: { secretFields: ['data.secret'] },
+      schema: {
+        tags,
+        summary: 'Register a webhook endpoint (its signing secret is returned here only)',
+        security: BEARER,
+        body: Type.Object(
+          { appId: Type.String({ maxLength: 64 }), url: Url, events: Events, description: Type.Optional(Description) },
+          { additionalProperties: false },
+        ),
+        response: { 201: envelope(WebhookEndpointWithSecret), ...errorResponses(...WRITE_ERRORS) },
+      },
+      handler: async (request, reply) => {
+        const endpoint = await createEndpoint(deps, principalOf(request), request.body);
+        return reply.status(201).send({ success: true as const, data: endpointWithSecret(endpoint) });
+      },
+    });
 
-  app.get('/org/v1/webhooks', {
-    schema: {
-      tags,
-      summary: "Webhook endpoints of the caller's environment, optionally of one application",
-      security: BEARER,
-      querystring: Type.Object({ appId: Type.Optional(Type.String({ maxLength: 64 })), ...PageQuery }, { additionalProperties: false }),
-      response: { 200: listEnvelope(WebhookEndpointSchema), ...errorResponses(...READ_ERRORS) },
-    },
-    handler: async (request) => {
-      const { appId, limit, startingAfter } = request.query;
-      const page = await listEndpointsFor(deps, principalOf(request), { appId }, { limit: limit ?? 20, startingAfter });
-      return { success: true as const, data: page.items.map(endpointView), pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor } };
-    },
-  });
+    app.get('/org/v1/webhooks', {
+      schema: {
+        tags,
+        summary: "Webhook endpoints of the caller's environment, optionally of one application",
+        security: BEARER,
+        querystring: Type.Object(
+          { appId: Type.Optional(Type.String({ maxLength: 64 })), ...PageQuery },
+          { additionalProperties: false },
+        ),
+        response: { 200: listEnvelope(WebhookEndpointSchema), ...errorResponses(...READ_ERRORS) },
+      },
+      handler: async (request) => {
+        const { appId, limit, startingAfter } = request.query;
+        const page = await listEndpointsFor(
+          deps,
+          principalOf(request),
+          { appId },
+          { limit: limit ?? 20, startingAfter },
+        );
+        return {
+          success: true as const,
+          data: page.items.map(endpointView),
+          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
+        };
+      },
+    });
 
-  app.get('/org/v1/webhooks/:webhookId', {
-    schema: { tags, summary: 'One webhook endpoint', security: BEARER, params: WebhookParams, response: { 200: envelope(WebhookEndpointSchema), ...errorResponses(...READ_ERRORS) } },
-    handler: async (request) => ({ success: true as const, data: endpointView(await endpointForCaller(deps, principalOf(request), request.params.webhookId)) }),
-  });
+    app.get('/org/v1/webhooks/:webhookId', {
+      schema: {
+        tags,
+        summary: 'One webhook endpoint',
+        security: BEARER,
+        params: WebhookParams,
+        response: { 200: envelope(WebhookEndpointSchema), ...errorResponses(...READ_ERRORS) },
+      },
+      handler: async (request) => ({
+        success: true as const,
+        data: endpointView(await endpointForCaller(deps, principalOf(request), request.params.webhookId)),
+      }),
+    });
 
-  app.patch('/org/v1/webhooks/:webhookId', {
-    schema: {
-      tags,
-      summary: 'Change the URL, events, description, or enable/disable',
-      security: BEARER,
-      params: WebhookParams,
-      body: Type.Object(
-        { url: Type.Optional(Url), events: Type.Optional(Events), enabled: Type.Optional(Type.Boolean()), description: Type.Optional(Type.Union([Description, Type.Null()])) },
-        { additionalProperties: false, minProperties: 1 },
-      ),
-      response: { 200: envelope(WebhookEndpointSchema), ...errorResponses(...READ_ERRORS) },
-    },
-    handler: async (request) => ({
-      success: true as const,
-      data: endpointView(await updateEndpointFor(deps, principalOf(request), request.params.webhookId, request.body)),
-    }),
-  });
+    app.patch('/org/v1/webhooks/:webhookId', {
+      schema: {
+        tags,
+        summary: 'Change the URL, events, description, or enable/disable',
+        security: BEARER,
+        params: WebhookParams,
+        body: Type.Object(
+          {
+            url: Type.Optional(Url),
+            events: Type.Optional(Events),
+            enabled: Type.Optional(Type.Boolean()),
+            description: Type.Optional(Type.Union([Description, Type.Null()])),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        response: { 200: envelope(WebhookEndpointSchema), ...errorResponses(...READ_ERRORS) },
+      },
+      handler: async (request) => ({
+        success: true as const,
+        data: endpointView(await updateEndpointFor(deps, principalOf(request), request.params.webhookId, request.body)),
+      }),
+    });
 
-  app.delete('/org/v1/webhooks/:webhookId', {
-    schema: {
-      tags,
-      summary: 'Delete an endpoint, with its pending deliveries and their log',
-      security: BEARER,
-      params: WebhookParams,
-      response: { 200: envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true), deletedAt: IsoTimestamp })), ...errorResponses(...READ_ERRORS) },
-    },
-    handler: async (request) => {
-      const result = await deleteEndpointFor(deps, principalOf(request), request.params.webhookId);
-      return { success: true as const, data: { id: result.id, deleted: true as const, deletedAt: result.deletedAt } };
-    },
-  });
+    app.delete('/org/v1/webhooks/:webhookId', {
+      schema: {
+        tags,
+        summary: 'Delete an endpoint, with its pending deliveries and their log',
+        security: BEARER,
+        params: WebhookParams,
+        response: {
+          200: envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true), deletedAt: IsoTimestamp })),
+          ...errorResponses(...READ_ERRORS),
+        },
+      },
+      handler: async (request) => {
+        const result = await deleteEndpointFor(deps, principalOf(request), request.params.webhookId);
+        return { success: true as const, data: { id: result.id, deleted: true as const, deletedAt: result.deletedAt } };
+      },
+    });
 
-  app.post('/org/v1/webhooks/:webhookId/rotate-secret', {
-    config: { secretFields: ['data.secret'] },
-    schema: {
-      tags,
-      summary: 'New signing secret; the old one keeps signing for 24 h',
-      security: BEARER,
-      params: WebhookParams,
-      response: { 200: envelope(WebhookEndpointWithSecret), ...errorResponses(...READ_ERRORS) },
-    },
-    handler: async (request) => ({ success: true as const, data: endpointWithSecret(await rotateSecret(deps, principalOf(request), request.params.webhookId)) }),
-  });
+    app.post('/org/v1/webhooks/:webhookId/rotate-secret', {
+      config: { secretFields: ['data.secret'] },
+      schema: {
+        tags,
+        summary: 'New signing secret; the old one keeps signing for 24 h',
+        security: BEARER,
+        params: WebhookParams,
+        response: { 200: envelope(WebhookEndpointWithSecret), ...errorResponses(...READ_ERRORS) },
+      },
+      handler: async (request) => ({
+        success: true as const,
+        data: endpointWithSecret(await rotateSecret(deps, principalOf(request), request.params.webhookId)),
+      }),
+    });
 
-  app.post('/org/v1/webhooks/:webhookId/test', {
-    schema: {
-      tags,
-      summary: 'Send a webhook.test event to this endpoint',
-      security: BEARER,
-      params: WebhookParams,
-      response: { 201: envelope(DeliverySchema), ...errorResponses(...WRITE_ERRORS) },
-    },
-    handler: async (request, reply) => {
-      const delivery = await sendTestEvent(deps, principalOf(request), request.params.webhookId);
-      return reply.status(201).send({ success: true as const, data: delivery });
-    },
-  });
+    app.post('/org/v1/webhooks/:webhookId/test', {
+      schema: {
+        tags,
+        summary: 'Send a webhook.test event to this endpoint',
+        security: BEARER,
+        params: WebhookParams,
+        response: { 201: envelope(DeliverySchema), ...errorResponses(...WRITE_ERRORS) },
+      },
+      handler: async (request, reply) => {
+        const delivery = await sendTestEvent(deps, principalOf(request), request.params.webhookId);
+        return reply.status(201).send({ success: true as const, data: delivery });
+      },
+    });
 
-  app.get('/org/v1/webhooks/:webhookId/deliveries', {
-    schema: {
-      tags,
-      summary: 'Delivery log of an endpoint, newest first, with every attempt',
-      security: BEARER,
-      params: WebhookParams,
-      querystring: Type.Object({ status: Type.Optional(DeliveryStatus), ...PageQuery }, { additionalProperties: false }),
-      response: { 200: listEnvelope(DeliverySchema), ...errorResponses(...READ_ERRORS) },
-    },
-    handler: async (request) => {
-      const { status, limit, startingAfter } = request.query;
-      const page = await listDeliveriesFor(deps, principalOf(request), request.params.webhookId, { status }, { limit: limit ?? 20, startingAfter });
-      return { success: true as const, data: page.items, pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor } };
-    },
-  });
+    app.get('/org/v1/webhooks/:webhookId/deliveries', {
+      schema: {
+        tags,
+        summary: 'Delivery log of an endpoint, newest first, with every attempt',
+        security: BEARER,
+        params: WebhookParams,
+        querystring: Type.Object(
+          { status: Type.Optional(DeliveryStatus), ...PageQuery },
+          { additionalProperties: false },
+        ),
+        response: { 200: listEnvelope(DeliverySchema), ...errorResponses(...READ_ERRORS) },
+      },
+      handler: async (request) => {
+        const { status, limit, startingAfter } = request.query;
+        const page = await listDeliveriesFor(
+          deps,
+          principalOf(request),
+          request.params.webhookId,
+          { status },
+          { limit: limit ?? 20, startingAfter },
+        );
+        return {
+          success: true as const,
+          data: page.items,
+          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
+        };
+      },
+    });
 
-  app.get('/org/v1/webhooks/:webhookId/deliveries/:deliveryId', {
-    schema: { tags, summary: 'One delivery with its attempts', security: BEARER, params: DeliveryParams, response: { 200: envelope(DeliverySchema), ...errorResponses(...READ_ERRORS) } },
-    handler: async (request) => ({ success: true as const, data: await getDelivery(deps, principalOf(request), request.params.webhookId, request.params.deliveryId) }),
-  });
+    app.get('/org/v1/webhooks/:webhookId/deliveries/:deliveryId', {
+      schema: {
+        tags,
+        summary: 'One delivery with its attempts',
+        security: BEARER,
+        params: DeliveryParams,
+        response: { 200: envelope(DeliverySchema), ...errorResponses(...READ_ERRORS) },
+      },
+      handler: async (request) => ({
+        success: true as const,
+        data: await getDelivery(deps, principalOf(request), request.params.webhookId, request.params.deliveryId),
+      }),
+    });
 
-  app.post('/org/v1/webhooks/:webhookId/deliveries/:deliveryId/retry', {
-    schema: {
-      tags,
-      summary: 'Send a delivery again now (one more attempt)',
-      security: BEARER,
-      params: DeliveryParams,
-      response: { 200: envelope(DeliverySchema), ...errorResponses(...WRITE_ERRORS) },
-    },
-    handler: async (request) => ({
-      success: true as const,
-      data: await retryDelivery(deps, principalOf(request), request.params.webhookId, request.params.deliveryId),
-    }),
-  });
-};
+    app.post('/org/v1/webhooks/:webhookId/deliveries/:deliveryId/retry', {
+      schema: {
+        tags,
+        summary: 'Send a delivery again now (one more attempt)',
+        security: BEARER,
+        params: DeliveryParams,
+        response: { 200: envelope(DeliverySchema), ...errorResponses(...WRITE_ERRORS) },
+      },
+      handler: async (request) => ({
+        success: true as const,
+        data: await retryDelivery(deps, principalOf(request), request.params.webhookId, request.params.deliveryId),
+      }),
+    });
+  };

@@ -17,7 +17,8 @@ export async function applicationForCaller(
   const app = await findApplication(db, principal.orgId, appId);
   if (!app) throw notFound('application', options.param);
   assertSameEnvironment(principal, app.environment);
-  if (options.mustBeActive && app.status !== 'active') throw new ApiError('invalid_state', `Application ${app.id} is archived.`, { param: options.param });
+  if (options.mustBeActive && app.status !== 'active')
+    throw new ApiError('invalid_state', `Application ${app.id} is archived.`, { param: options.param });
   return app;
 }
 

@@ -15,7 +15,12 @@ export interface GeneratedKey extends ApiKey {
 }
 
 /** Mints a key for `app` (caller checks already done). Only the hash and the hint are stored. */
-export async function issueKey(db: Db, deps: Pick<ServiceDeps, 'clock'>, app: Application, name: string): Promise<GeneratedKey> {
+export async function issueKey(
+  db: Db,
+  deps: Pick<ServiceDeps, 'clock'>,
+  app: Application,
+  name: string,
+): Promise<GeneratedKey> {
   const rawSecret = generateSecret(app.environment);
   const key: ApiKey = {
     id: newId('apiKey', deps.clock),
@@ -37,17 +42,29 @@ export async function generateApiKey(
 ): Promise<GeneratedKey> {
   const app = await applicationForCaller(deps.db, principal, input.appId, { param: 'appId', mustBeActive: true });
   if (input.environment !== app.environment) {
-    throw new ApiError('invalid_request', `environment must match the application's environment (${app.environment}).`, { param: 'environment' });
+    throw new ApiError(
+      'invalid_request',
+      `environment must match the application's environment (${app.environment}).`,
+      { param: 'environment' },
+    );
   }
   return issueKey(deps.db, deps, app, input.name);
 }
 
 export async function listKeys(deps: ServiceDeps, principal: Principal, filter: { appId?: string }, page: PageRequest) {
   if (filter.appId) await applicationForCaller(deps.db, principal, filter.appId, { param: 'appId' });
-  return listApiKeys(deps.db, { orgId: principal.orgId, environment: principal.environment, appId: filter.appId }, page);
+  return listApiKeys(
+    deps.db,
+    { orgId: principal.orgId, environment: principal.environment, appId: filter.appId },
+    page,
+  );
 }
 
-export async function revokeKey(deps: ServiceDeps, principal: Principal, keyId: string): Promise<{ id: string; revokedAt: string }> {
+export async function revokeKey(
+  deps: ServiceDeps,
+  principal: Principal,
+  keyId: string,
+): Promise<{ id: string; revokedAt: string }> {
   const key = await findApiKey(deps.db, principal.orgId, keyId);
   if (!key) throw notFound('API key', 'keyId');
   assertSameEnvironment(principal, key.environment);

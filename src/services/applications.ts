@@ -24,7 +24,12 @@ export interface NewApplication {
 }
 
 /** Builds and inserts an application row (inside the caller's transaction). */
-export async function insertNewApplication(db: Db, deps: Pick<ServiceDeps, 'clock'>, orgId: string, input: NewApplication): Promise<Application> {
+export async function insertNewApplication(
+  db: Db,
+  deps: Pick<ServiceDeps, 'clock'>,
+  orgId: string,
+  input: NewApplication,
+): Promise<Application> {
   const now = deps.clock.now().toISOString();
   const app: Application = {
     id: newId('application', deps.clock),
@@ -52,10 +57,18 @@ export async function createApplication(
 ) {
   const { webhookUrl, webhookEvents, ...fields } = input;
   assertSameEnvironment(principal, fields.environment ?? 'sandbox');
-  if (webhookUrl === undefined && webhookEvents !== undefined) throw invalidRequest('webhookEvents needs webhookUrl: the endpoint to send them to.', 'webhookUrl');
-  if (webhookUrl !== undefined && webhookEvents === undefined) throw invalidRequest('webhookUrl needs webhookEvents: the events to subscribe it to.', 'webhookEvents');
+  if (webhookUrl === undefined && webhookEvents !== undefined)
+    throw invalidRequest('webhookEvents needs webhookUrl: the endpoint to send them to.', 'webhookUrl');
+  if (webhookUrl !== undefined && webhookEvents === undefined)
+    throw invalidRequest('webhookUrl needs webhookEvents: the events to subscribe it to.', 'webhookEvents');
   const endpointInput =
-    webhookUrl !== undefined ? await prepareEndpoint(deps, { url: webhookUrl, events: webhookEvents! }, { url: 'webhookUrl', events: 'webhookEvents' }) : undefined;
+    webhookUrl !== undefined
+      ? await prepareEndpoint(
+          deps,
+          { url: webhookUrl, events: webhookEvents! },
+          { url: 'webhookUrl', events: 'webhookEvents' },
+        )
+      : undefined;
   return deps.db.transaction().execute(async (trx) => {
     const app = await insertNewApplication(trx, deps, principal.orgId, fields);
     if (!endpointInput) return { ...app, keyCount: 0, webhookCount: 0 };
@@ -95,6 +108,7 @@ export async function updateApplication(
 /** Archives: the app leaves the list and its keys stop authenticating (checked on every request). */
 export async function archiveApplication(deps: ServiceDeps, principal: Principal, appId: string) {
   const app = await applicationForCaller(deps.db, principal, appId, { param: 'appId' });
-  if (app.status !== 'archived') await updateApplicationRow(deps.db, app.id, { status: 'archived' }, deps.clock.now().toISOString());
+  if (app.status !== 'archived')
+    await updateApplicationRow(deps.db, app.id, { status: 'archived' }, deps.clock.now().toISOString());
   return applicationDetails(deps, { ...app, status: 'archived' });
 }

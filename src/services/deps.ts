@@ -17,7 +17,12 @@ export interface ServiceDeps {
   onEventsCommitted: () => void;
 }
 
-export function createServiceDeps(input: { db: Db; clock: Clock; config: Config; onEventsCommitted?: () => void }): ServiceDeps {
+export function createServiceDeps(input: {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  onEventsCommitted?: () => void;
+}): ServiceDeps {
   return {
     db: input.db,
     clock: input.clock,

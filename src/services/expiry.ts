@@ -13,7 +13,10 @@ export async function expireDueSessions(deps: ServiceDeps, batchSize = 100): Pro
   let expired = 0;
   for (const session of due) {
     const moved = await deps.db.transaction().execute(async (trx) => {
-      if (!(await transitionSession(trx, session.id, { to: 'expired', at: now.toISOString(), requireUnexpired: false }))) return false;
+      if (
+        !(await transitionSession(trx, session.id, { to: 'expired', at: now.toISOString(), requireUnexpired: false }))
+      )
+        return false;
       await recordEvent(trx, deps.clock, session, 'verification.expired', { sessionId: session.id });
       return true;
     });

@@ -6,11 +6,21 @@ import { insertNewApplication } from './applications.ts';
 import type { ServiceDeps } from './deps.ts';
 
 /** Bootstrap (CLI): an organization, its first application and first key, in one transaction. */
-export async function createOrganization(deps: Pick<ServiceDeps, 'db' | 'clock'>, input: { name: string; environment: Environment }) {
+export async function createOrganization(
+  deps: Pick<ServiceDeps, 'db' | 'clock'>,
+  input: { name: string; environment: Environment },
+) {
   return deps.db.transaction().execute(async (trx) => {
-    const organization: Organization = { id: newId('organization', deps.clock), name: input.name, createdAt: deps.clock.now().toISOString() };
+    const organization: Organization = {
+      id: newId('organization', deps.clock),
+      name: input.name,
+      createdAt: deps.clock.now().toISOString(),
+    };
     await insertOrganization(trx, organization);
-    const application = await insertNewApplication(trx, deps, organization.id, { name: `${input.name} (${input.environment})`, environment: input.environment });
+    const application = await insertNewApplication(trx, deps, organization.id, {
+      name: `${input.name} (${input.environment})`,
+      environment: input.environment,
+    });
     const apiKey = await issueKey(trx, deps, application, 'bootstrap');
     return { organization, application: { ...application, keyCount: 1, webhookCount: 0 }, apiKey };
   });

@@ -1,7 +1,13 @@
 import type { ClaimName } from '../domain/claims.ts';
 import type { Verifiers } from '../proofs/formats.ts';
 import { claimsToRequest, qualify, reportedClaims } from '../proofs/qualify.ts';
-import type { CredentialFormat, Environment, RejectionReason, TrustRegistry, VerifiedPresentation } from '../proofs/types.ts';
+import type {
+  CredentialFormat,
+  Environment,
+  RejectionReason,
+  TrustRegistry,
+  VerifiedPresentation,
+} from '../proofs/types.ts';
 import type { SessionResult } from '../store/sessions.ts';
 
 /** The outcome of checking one presentation: rejected (proves nothing) or judged. */
@@ -25,14 +31,25 @@ export async function checkPresentation(
   input: CheckInput,
 ): Promise<PresentationOutcome> {
   const verifier = deps.verifiers[input.format];
-  if (!verifier) return { kind: 'rejected', reason: 'unsupported_format', message: `Format ${input.format} is not accepted.` };
+  if (!verifier)
+    return { kind: 'rejected', reason: 'unsupported_format', message: `Format ${input.format} is not accepted.` };
   const check = await verifier.verify(
     input.presentation,
-    { nonce: input.nonce, audience: input.audience, now: input.now, environment: input.environment, requiredClaims: claimsToRequest(input.requiredClaims) },
+    {
+      nonce: input.nonce,
+      audience: input.audience,
+      now: input.now,
+      environment: input.environment,
+      requiredClaims: claimsToRequest(input.requiredClaims),
+    },
     deps.trustRegistry,
   );
   if (!check.ok) return { kind: 'rejected', reason: check.reason, message: check.message };
-  return { kind: 'judged', result: judge(check.presentation, input.requiredClaims, input.now), issuerId: check.presentation.issuer.id };
+  return {
+    kind: 'judged',
+    result: judge(check.presentation, input.requiredClaims, input.now),
+    issuerId: check.presentation.issuer.id,
+  };
 }
 
 function judge(presentation: VerifiedPresentation, requiredClaims: readonly ClaimName[], now: Date): SessionResult {

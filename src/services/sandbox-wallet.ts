@@ -74,10 +74,16 @@ export function sandboxFormats(accepted: readonly CredentialFormat[], holder: Ho
  * The presentation request of a sandbox session, as a wallet reads it. Unknown session or wrong
  * nonce: 404; expired: 410; a live session: 403, whatever its state.
  */
-export async function sandboxPresentationRequest(deps: ServiceDeps, sessionId: string, nonce: string): Promise<SandboxPresentationRequest> {
+export async function sandboxPresentationRequest(
+  deps: ServiceDeps,
+  sessionId: string,
+  nonce: string,
+): Promise<SandboxPresentationRequest> {
   const request = await presentationRequest(deps, sessionId, nonce);
   if (request.environment !== 'sandbox') {
-    throw forbidden('The sandbox wallet answers sandbox sessions only. This is a live session: answer it with a real student wallet.');
+    throw forbidden(
+      'The sandbox wallet answers sandbox sessions only. This is a live session: answer it with a real student wallet.',
+    );
   }
   return request;
 }
@@ -92,7 +98,8 @@ export async function buildSandboxPresentation(
   holder: HolderBuilders,
 ): Promise<{ format: CredentialFormat; presentation: unknown }> {
   const request = await sandboxPresentationRequest(deps, input.sessionId, input.nonce);
-  if (!OPEN_STATUSES.includes(request.status)) throw invalidState(`The session is ${request.status}: there is nothing left to answer.`);
+  if (!OPEN_STATUSES.includes(request.status))
+    throw invalidState(`The session is ${request.status}: there is nothing left to answer.`);
   const entry = holder[input.format];
   const { offered } = sandboxFormats(request.acceptedFormats, holder);
   if (!offered.includes(input.format) || !entry.available) {
@@ -117,7 +124,11 @@ export async function buildSandboxPresentation(
 export function buildLimiter(max: number) {
   let running = 0;
   return async function run<T>(work: () => Promise<T>): Promise<T> {
-    if (running >= max) throw new ApiError('rate_limited', 'The sandbox wallet is busy building other presentations. Try again in a moment.');
+    if (running >= max)
+      throw new ApiError(
+        'rate_limited',
+        'The sandbox wallet is busy building other presentations. Try again in a moment.',
+      );
     running++;
     try {
       return await work();

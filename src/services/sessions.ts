@@ -5,7 +5,14 @@ import { effectiveStatus, SESSION_TTL, type SessionStatus } from '../domain/sess
 import { ApiError, invalidRequest, notFound } from '../errors.ts';
 import type { Principal } from '../http/auth.ts';
 import type { PageRequest } from '../store/pagination.ts';
-import { findSession, insertSession, listSessions, transitionSession, type Session, type SessionResult } from '../store/sessions.ts';
+import {
+  findSession,
+  insertSession,
+  listSessions,
+  transitionSession,
+  type Session,
+  type SessionResult,
+} from '../store/sessions.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
 import { recordEvent } from './events.ts';
@@ -27,7 +34,10 @@ export function newChallengeNonce(): string {
 function checkedClaims(requested: string[]): ClaimName[] {
   const unknown = requested.filter((claim) => !isClaimName(claim));
   if (unknown.length > 0) {
-    throw invalidRequest(`Unknown claim ${unknown.map((c) => `"${c}"`).join(', ')}. The catalogue is: ${CLAIM_CATALOGUE.join(', ')}.`, 'requiredClaims');
+    throw invalidRequest(
+      `Unknown claim ${unknown.map((c) => `"${c}"`).join(', ')}. The catalogue is: ${CLAIM_CATALOGUE.join(', ')}.`,
+      'requiredClaims',
+    );
   }
   return [...new Set(requested)] as ClaimName[];
 }
@@ -75,7 +85,11 @@ export async function listSessionsFor(
   page: PageRequest,
 ) {
   if (filter.appId) await applicationForCaller(deps.db, principal, filter.appId, { param: 'appId' });
-  return listSessions(deps.db, { orgId: principal.orgId, environment: principal.environment, ...filter, now: deps.clock.now() }, page);
+  return listSessions(
+    deps.db,
+    { orgId: principal.orgId, environment: principal.environment, ...filter, now: deps.clock.now() },
+    page,
+  );
 }
 
 /** The public view: creation fields (spec 2.1), state, and the result once completed. */

@@ -5,7 +5,13 @@ import { acceptedFormats } from '../proofs/formats.ts';
 import { claimsToRequest } from '../proofs/qualify.ts';
 import type { CredentialFormat } from '../proofs/types.ts';
 import { findApplicationById } from '../store/applications.ts';
-import { findSession, recordFailedAttempt, transitionSession, type Session, type SessionResult } from '../store/sessions.ts';
+import {
+  findSession,
+  recordFailedAttempt,
+  transitionSession,
+  type Session,
+  type SessionResult,
+} from '../store/sessions.ts';
 import type { ServiceDeps } from './deps.ts';
 import { recordEvent } from './events.ts';
 import { checkPresentation } from './presentations.ts';
@@ -48,13 +54,20 @@ export async function presentationRequest(deps: ServiceDeps, sessionId: string, 
   };
 }
 
-export async function recordConsent(deps: ServiceDeps, sessionId: string, nonce: string, decision: 'approved' | 'declined') {
+export async function recordConsent(
+  deps: ServiceDeps,
+  sessionId: string,
+  nonce: string,
+  decision: 'approved' | 'declined',
+) {
   const session = await openSessionForWallet(deps, sessionId, nonce);
   const at = deps.clock.now().toISOString();
   const to: SessionStatus = decision === 'approved' ? 'consented' : 'declined';
   const moved = await deps.db.transaction().execute(async (trx) => {
     if (!(await transitionSession(trx, session.id, { to, at, requireUnexpired: true }))) return false;
-    await recordEvent(trx, deps.clock, session, decision === 'approved' ? 'consent.approved' : 'consent.declined', { sessionId: session.id });
+    await recordEvent(trx, deps.clock, session, decision === 'approved' ? 'consent.approved' : 'consent.declined', {
+      sessionId: session.id,
+    });
     return true;
   });
   if (!moved) throw await refusal(deps, session.id, decision === 'approved' ? 'consent to' : 'decline');
@@ -71,7 +84,8 @@ export interface SubmissionOutcome {
 
 async function complete(deps: ServiceDeps, session: Session, result: SessionResult, at: string): Promise<boolean> {
   const moved = await deps.db.transaction().execute(async (trx) => {
-    if (!(await transitionSession(trx, session.id, { to: 'completed', at, requireUnexpired: true, result }))) return false;
+    if (!(await transitionSession(trx, session.id, { to: 'completed', at, requireUnexpired: true, result })))
+      return false;
     await recordEvent(trx, deps.clock, session, 'verification.completed', completedEventData(session.id, result));
     return true;
   });
@@ -91,7 +105,13 @@ export async function submitPresentation(
   input: { nonce: string; format: CredentialFormat; presentation: unknown },
 ): Promise<SubmissionOutcome> {
   const session = await openSessionForWallet(deps, sessionId, input.nonce);
-  if (session.status !== 'consented') throw new ApiError('invalid_state', session.status === 'pending' ? 'Record the student\'s consent before presenting.' : `Cannot present to a ${session.status} session.`);
+  if (session.status !== 'consented')
+    throw new ApiError(
+      'invalid_state',
+      session.status === 'pending'
+        ? "Record the student's consent before presenting."
+        : `Cannot present to a ${session.status} session.`,
+    );
   const now = deps.clock.now();
   const outcome = await checkPresentation(deps, {
     format: input.format,
@@ -106,19 +126,37 @@ export async function submitPresentation(
 
   if (outcome.kind === 'judged') {
     if (!(await complete(deps, session, outcome.result, at))) throw await refusal(deps, session.id, 'present to');
-    return { sessionId: session.id, status: 'completed', verified: outcome.result.verified, failureReason: outcome.result.failureReason };
+    return {
+      sessionId: session.id,
+      status: 'completed',
+      verified: outcome.result.verified,
+      failureReason: outcome.result.failureReason,
+    };
   }
 
   const attempts = await recordFailedAttempt(deps.db, session.id, at);
   if (attempts === undefined) throw await refusal(deps, session.id, 'present to');
   if (attempts >= MAX_FAILED_ATTEMPTS) {
-    const result: SessionResult = { verified: false, format: null, university: null, claims: {}, failureReason: 'too_many_attempts' };
+    const result: SessionResult = {
+      verified: false,
+      format: null,
+      university: null,
+      claims: {},
+      failureReason: 'too_many_attempts',
+    };
     await complete(deps, session, result, at);
-    throw new ApiError('presentation_rejected', `${outcome.message} That was the last attempt: the session is completed unverified (too_many_attempts).`, {
-      param: 'presentation',
-      reason: outcome.reason,
-    });
+    throw new ApiError(
+      'presentation_rejected',
+      `${outcome.message} That was the last attempt: the session is completed unverified (too_many_attempts).`,
+      {
+        param: 'presentation',
+        reason: outcome.reason,
+      },
+    );
   }
   const left = MAX_FAILED_ATTEMPTS - attempts;
-  throw new ApiError('presentation_rejected', `${outcome.message} ${left} attempt${left === 1 ? '' : 's'} left.`, { param: 'presentation', reason: outcome.reason });
+  throw new ApiError('presentation_rejected', `${outcome.message} ${left} attempt${left === 1 ? '' : 's'} left.`, {
+    param: 'presentation',
+    reason: outcome.reason,
+  });
 }

@@ -8,7 +8,15 @@ import { insertEvent } from '../store/events.ts';
 import type { PageRequest } from '../store/pagination.ts';
 import type { DeliveryStatus } from '../store/schema.ts';
 import { findDelivery, listDeliveries, requeueDelivery, type Delivery } from '../store/webhook-deliveries.ts';
-import { deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, updateEndpoint, type EndpointChanges, type WebhookEndpoint } from '../store/webhooks.ts';
+import {
+  deleteEndpoint,
+  findEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  updateEndpoint,
+  type EndpointChanges,
+  type WebhookEndpoint,
+} from '../store/webhooks.ts';
 import { enqueueFor, notifyWorkers } from '../webhooks/outbox.ts';
 import { newSigningSecret } from '../webhooks/secrets.ts';
 import { checkWebhookUrl } from '../webhooks/ssrf.ts';
@@ -44,7 +52,10 @@ export function endpointWithSecret(endpoint: WebhookEndpoint) {
 export function checkedEvents(events: string[], param: string): EventType[] {
   const unknown = events.filter((name) => !isEventType(name));
   if (unknown.length > 0) {
-    throw invalidRequest(`Unknown event ${unknown.map((n) => `"${n}"`).join(', ')}. The events are: ${EVENT_TYPES.join(', ')}.`, param);
+    throw invalidRequest(
+      `Unknown event ${unknown.map((n) => `"${n}"`).join(', ')}. The events are: ${EVENT_TYPES.join(', ')}.`,
+      param,
+    );
   }
   return [...new Set(events)] as EventType[];
 }
@@ -52,7 +63,8 @@ export function checkedEvents(events: string[], param: string): EventType[] {
 /** The SSRF guard at registration: a refused URL is a 400 that says why. Returns the normalized URL. */
 export async function checkedUrl(deps: Pick<ServiceDeps, 'config'>, url: string, param: string): Promise<string> {
   const check = await checkWebhookUrl(url, { allowPrivateTargets: deps.config.webhookAllowPrivateTargets });
-  if (!check.ok) throw new ApiError('invalid_request', `Webhook URL refused: ${check.message}`, { param, reason: check.reason });
+  if (!check.ok)
+    throw new ApiError('invalid_request', `Webhook URL refused: ${check.message}`, { param, reason: check.reason });
   return check.url.href;
 }
 
@@ -77,7 +89,12 @@ export async function prepareEndpoint(
 }
 
 /** Inserts a prepared endpoint of `app` with a fresh signing secret (inside the caller's transaction). */
-export async function insertNewEndpoint(db: Db, deps: Pick<ServiceDeps, 'clock'>, app: Application, input: EndpointInput): Promise<WebhookEndpoint> {
+export async function insertNewEndpoint(
+  db: Db,
+  deps: Pick<ServiceDeps, 'clock'>,
+  app: Application,
+  input: EndpointInput,
+): Promise<WebhookEndpoint> {
   const now = deps.clock.now().toISOString();
   const endpoint: WebhookEndpoint = {
     id: newId('webhookEndpoint', deps.clock),
@@ -117,9 +134,18 @@ export async function endpointForCaller(deps: ServiceDeps, principal: Principal,
   return endpoint;
 }
 
-export async function listEndpointsFor(deps: ServiceDeps, principal: Principal, filter: { appId?: string }, page: PageRequest) {
+export async function listEndpointsFor(
+  deps: ServiceDeps,
+  principal: Principal,
+  filter: { appId?: string },
+  page: PageRequest,
+) {
   if (filter.appId) await applicationForCaller(deps.db, principal, filter.appId, { param: 'appId' });
-  return listEndpoints(deps.db, { orgId: principal.orgId, environment: principal.environment, appId: filter.appId }, page);
+  return listEndpoints(
+    deps.db,
+    { orgId: principal.orgId, environment: principal.environment, appId: filter.appId },
+    page,
+  );
 }
 
 export interface EndpointUpdate {
@@ -130,7 +156,12 @@ export interface EndpointUpdate {
 }
 
 /** Changes url, events, enabled or description. Enabling clears why it was disabled. */
-export async function updateEndpointFor(deps: ServiceDeps, principal: Principal, id: string, update: EndpointUpdate): Promise<WebhookEndpoint> {
+export async function updateEndpointFor(
+  deps: ServiceDeps,
+  principal: Principal,
+  id: string,
+  update: EndpointUpdate,
+): Promise<WebhookEndpoint> {
   const endpoint = await endpointForCaller(deps, principal, id);
   const changes: EndpointChanges = {};
   if (update.events !== undefined) changes.events = checkedEvents(update.events, 'events');
@@ -150,7 +181,11 @@ export async function updateEndpointFor(deps: ServiceDeps, principal: Principal,
   return { ...endpoint, ...changes, updatedAt: now };
 }
 
-export async function deleteEndpointFor(deps: ServiceDeps, principal: Principal, id: string): Promise<{ id: string; deletedAt: string }> {
+export async function deleteEndpointFor(
+  deps: ServiceDeps,
+  principal: Principal,
+  id: string,
+): Promise<{ id: string; deletedAt: string }> {
   const endpoint = await endpointForCaller(deps, principal, id);
   await deps.db.transaction().execute((trx) => deleteEndpoint(trx, endpoint.id));
   return { id: endpoint.id, deletedAt: deps.clock.now().toISOString() };
@@ -174,7 +209,11 @@ export async function rotateSecret(deps: ServiceDeps, principal: Principal, id: 
 }
 
 function assertEnabled(endpoint: WebhookEndpoint): void {
-  if (!endpoint.enabled) throw new ApiError('invalid_state', `Webhook endpoint ${endpoint.id} is disabled; enable it first (PATCH enabled: true).`);
+  if (!endpoint.enabled)
+    throw new ApiError(
+      'invalid_state',
+      `Webhook endpoint ${endpoint.id} is disabled; enable it first (PATCH enabled: true).`,
+    );
 }
 
 /** Records a `webhook.test` event and its delivery to this endpoint only, whatever it subscribes to. */
@@ -197,12 +236,23 @@ export async function sendTestEvent(deps: ServiceDeps, principal: Principal, id:
   return (await findDelivery(deps.db, endpoint.id, delivery.id))!;
 }
 
-export async function listDeliveriesFor(deps: ServiceDeps, principal: Principal, id: string, filter: { status?: DeliveryStatus }, page: PageRequest) {
+export async function listDeliveriesFor(
+  deps: ServiceDeps,
+  principal: Principal,
+  id: string,
+  filter: { status?: DeliveryStatus },
+  page: PageRequest,
+) {
   const endpoint = await endpointForCaller(deps, principal, id);
   return listDeliveries(deps.db, endpoint.id, filter, page);
 }
 
-export async function getDelivery(deps: ServiceDeps, principal: Principal, id: string, deliveryId: string): Promise<Delivery> {
+export async function getDelivery(
+  deps: ServiceDeps,
+  principal: Principal,
+  id: string,
+  deliveryId: string,
+): Promise<Delivery> {
   const endpoint = await endpointForCaller(deps, principal, id);
   const delivery = await findDelivery(deps.db, endpoint.id, deliveryId);
   if (!delivery) throw notFound('delivery', 'deliveryId');
@@ -210,7 +260,12 @@ export async function getDelivery(deps: ServiceDeps, principal: Principal, id: s
 }
 
 /** A manual retry: the delivery is due now, as one more attempt (a failed one gets no further schedule). */
-export async function retryDelivery(deps: ServiceDeps, principal: Principal, id: string, deliveryId: string): Promise<Delivery> {
+export async function retryDelivery(
+  deps: ServiceDeps,
+  principal: Principal,
+  id: string,
+  deliveryId: string,
+): Promise<Delivery> {
   const endpoint = await endpointForCaller(deps, principal, id);
   assertEnabled(endpoint);
   const delivery = await findDelivery(deps.db, endpoint.id, deliveryId);
@@ -220,7 +275,11 @@ export async function retryDelivery(deps: ServiceDeps, principal: Principal, id:
     await notifyWorkers(trx);
     return true;
   });
-  if (!requeued) throw new ApiError('invalid_state', `Delivery ${delivery.id} is being sent right now; retry it once this attempt is over.`);
+  if (!requeued)
+    throw new ApiError(
+      'invalid_state',
+      `Delivery ${delivery.id} is being sent right now; retry it once this attempt is over.`,
+    );
   deps.onEventsCommitted();
   return (await findDelivery(deps.db, endpoint.id, delivery.id))!;
 }

@@ -44,7 +44,12 @@ export async function insertApiKey(db: Db, key: ApiKey, keyHash: string): Promis
 }
 
 export async function findApiKey(db: Db, orgId: string, id: string): Promise<ApiKey | undefined> {
-  const row = await db.selectFrom('api_keys').select(PUBLIC_COLUMNS).where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+  const row = await db
+    .selectFrom('api_keys')
+    .select(PUBLIC_COLUMNS)
+    .where('id', '=', id)
+    .where('org_id', '=', orgId)
+    .executeTakeFirst();
   return row && toApiKey(row);
 }
 
@@ -63,25 +68,41 @@ export async function listApiKeys(
 }
 
 export async function keysOfApplication(db: Db, appId: string): Promise<ApiKey[]> {
-  const rows = await db.selectFrom('api_keys').select(PUBLIC_COLUMNS).where('app_id', '=', appId).orderBy('id', 'desc').execute();
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(PUBLIC_COLUMNS)
+    .where('app_id', '=', appId)
+    .orderBy('id', 'desc')
+    .execute();
   return rows.map(toApiKey);
 }
 
 /** What authentication needs about a presented secret's hash. */
 export type KeyLookup =
-  | { kind: 'active'; key: ApiKey; appStatus: 'active' | 'archived' }
-  | { kind: 'revoked' }
-  | { kind: 'unknown' };
+  { kind: 'active'; key: ApiKey; appStatus: 'active' | 'archived' } | { kind: 'revoked' } | { kind: 'unknown' };
 
 export async function lookupKeyByHash(db: Db, keyHash: string): Promise<KeyLookup> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('applications', 'applications.id', 'api_keys.app_id')
-    .select(['api_keys.id', 'api_keys.app_id', 'api_keys.org_id', 'api_keys.name', 'api_keys.environment', 'api_keys.key_hint', 'api_keys.created_at', 'applications.status as app_status'])
+    .select([
+      'api_keys.id',
+      'api_keys.app_id',
+      'api_keys.org_id',
+      'api_keys.name',
+      'api_keys.environment',
+      'api_keys.key_hint',
+      'api_keys.created_at',
+      'applications.status as app_status',
+    ])
     .where('api_keys.key_hash', '=', keyHash)
     .executeTakeFirst();
   if (row) return { kind: 'active', key: toApiKey(row), appStatus: row.app_status };
-  const revoked = await db.selectFrom('revoked_keys').select('key_id').where('key_hash', '=', keyHash).executeTakeFirst();
+  const revoked = await db
+    .selectFrom('revoked_keys')
+    .select('key_id')
+    .where('key_hash', '=', keyHash)
+    .executeTakeFirst();
   return revoked ? { kind: 'revoked' } : { kind: 'unknown' };
 }
 

@@ -53,7 +53,12 @@ export async function insertApplication(db: Db, app: Application): Promise<void>
 
 /** The application if it belongs to `orgId` (another organization's app does not exist for the caller). */
 export async function findApplication(db: Db, orgId: string, id: string): Promise<Application | undefined> {
-  const row = await db.selectFrom('applications').selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+  const row = await db
+    .selectFrom('applications')
+    .selectAll()
+    .where('id', '=', id)
+    .where('org_id', '=', orgId)
+    .executeTakeFirst();
   return row && toApplication(row);
 }
 
@@ -71,7 +76,10 @@ export async function updateApplication(
 }
 
 /** Counts shown beside an application: its API keys and its webhook endpoints. */
-export async function countsFor(db: Db, appIds: string[]): Promise<Map<string, { keyCount: number; webhookCount: number }>> {
+export async function countsFor(
+  db: Db,
+  appIds: string[],
+): Promise<Map<string, { keyCount: number; webhookCount: number }>> {
   const counts = new Map(appIds.map((id) => [id, { keyCount: 0, webhookCount: 0 }]));
   if (appIds.length === 0) return counts;
   const keys = await db
@@ -85,10 +93,17 @@ export async function countsFor(db: Db, appIds: string[]): Promise<Map<string, {
   return counts;
 }
 
-export async function listActiveApplications(db: Db, orgId: string, page: PageRequest): Promise<Page<ApplicationSummary>> {
+export async function listActiveApplications(
+  db: Db,
+  orgId: string,
+  page: PageRequest,
+): Promise<Page<ApplicationSummary>> {
   const query = db.selectFrom('applications').selectAll().where('org_id', '=', orgId).where('status', '=', 'active');
   const result = await fetchPage(query, 'id', page, toApplication);
-  const counts = await countsFor(db, result.items.map((a) => a.id));
+  const counts = await countsFor(
+    db,
+    result.items.map((a) => a.id),
+  );
   return { ...result, items: result.items.map((a) => ({ ...a, ...counts.get(a.id)! })) };
 }
 

@@ -1,7 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, sql, PostgresDialect, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type MigrationProvider } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  sql,
+  PostgresDialect,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type MigrationProvider,
+} from 'kysely';
 import pg from 'pg';
 import { ImmediateSqliteDriver, POSTGRES, SQLITE, type DialectCapabilities } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
@@ -32,7 +41,7 @@ pg.types.setTypeParser(20, (value) => Number(value));
 
 function sqlitePath(url: string): string {
   const path = url.replace(/^sqlite:(\/\/)?/, '');
-  if (path === '' ) throw new Error('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/matricula.sqlite');
+  if (path === '') throw new Error('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/matricula.sqlite');
   return path;
 }
 
@@ -89,10 +98,16 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
 /** Brings the schema up to date; safe to run from several processes at once (kysely locks). */
 export async function migrate(store: Pick<Store, 'db' | 'schema'>): Promise<void> {
-  const migrator = new Migrator({ db: store.db, provider, ...(store.schema ? { migrationTableSchema: store.schema } : {}) });
+  const migrator = new Migrator({
+    db: store.db,
+    provider,
+    ...(store.schema ? { migrationTableSchema: store.schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

@@ -1,4 +1,12 @@
-import { CompiledQuery, PostgresAdapter, sql, SqliteDriver, type DatabaseConnection, type Kysely, type RawBuilder } from 'kysely';
+import {
+  CompiledQuery,
+  PostgresAdapter,
+  sql,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Kysely,
+  type RawBuilder,
+} from 'kysely';
 
 /**
  * Every difference between the SQL dialects lives here, as capability flags and small helpers;

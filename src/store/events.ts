@@ -31,7 +31,12 @@ export async function insertEvent(db: Db, event: EventEnvelope, orgId: string): 
 }
 
 export async function findEvent(db: Db, orgId: string, id: string): Promise<EventEnvelope | undefined> {
-  const row = await db.selectFrom('events').selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+  const row = await db
+    .selectFrom('events')
+    .selectAll()
+    .where('id', '=', id)
+    .where('org_id', '=', orgId)
+    .executeTakeFirst();
   return row && toEnvelope(row);
 }
 
@@ -40,7 +45,11 @@ export async function listEvents(
   filter: { orgId: string; environment: Environment; appId?: string; type?: EventType },
   page: PageRequest,
 ): Promise<Page<EventEnvelope>> {
-  let query = db.selectFrom('events').selectAll().where('org_id', '=', filter.orgId).where('environment', '=', filter.environment);
+  let query = db
+    .selectFrom('events')
+    .selectAll()
+    .where('org_id', '=', filter.orgId)
+    .where('environment', '=', filter.environment);
   if (filter.appId) query = query.where('app_id', '=', filter.appId);
   if (filter.type) query = query.where('type', '=', filter.type);
   return fetchPage(query, 'id', page, toEnvelope);

@@ -5,7 +5,13 @@ export type IdempotencyRecord =
   | { state: 'completed'; fingerprint: string; statusCode: number; body: string };
 
 /** Claims the key for a first request; false when the key already exists (see {@link findIdempotency}). */
-export async function claimIdempotencyKey(db: Db, scope: string, key: string, fingerprint: string, now: string): Promise<boolean> {
+export async function claimIdempotencyKey(
+  db: Db,
+  scope: string,
+  key: string,
+  fingerprint: string,
+  now: string,
+): Promise<boolean> {
   const result = await db
     .insertInto('idempotency_keys')
     .values({ scope, idempotency_key: key, fingerprint, status_code: null, response_body: null, created_at: now })
@@ -22,11 +28,18 @@ export async function findIdempotency(db: Db, scope: string, key: string): Promi
     .where('idempotency_key', '=', key)
     .executeTakeFirst();
   if (!row) return undefined;
-  if (row.status_code === null || row.response_body === null) return { state: 'in_progress', fingerprint: row.fingerprint };
+  if (row.status_code === null || row.response_body === null)
+    return { state: 'in_progress', fingerprint: row.fingerprint };
   return { state: 'completed', fingerprint: row.fingerprint, statusCode: row.status_code, body: row.response_body };
 }
 
-export async function completeIdempotency(db: Db, scope: string, key: string, statusCode: number, body: string): Promise<void> {
+export async function completeIdempotency(
+  db: Db,
+  scope: string,
+  key: string,
+  statusCode: number,
+  body: string,
+): Promise<void> {
   await db
     .updateTable('idempotency_keys')
     .set({ status_code: statusCode, response_body: body })

@@ -34,12 +34,22 @@ export async function applicationMetrics(db: Db, appId: string, now: Date): Prom
     .where('app_id', '=', appId)
     .groupBy(['status', 'lapsed', 'verified'])
     .execute();
-  const sessions = { total: 0, pending: 0, consented: 0, verified: 0, notVerified: 0, expired: 0, cancelled: 0, declined: 0 };
+  const sessions = {
+    total: 0,
+    pending: 0,
+    consented: 0,
+    verified: 0,
+    notVerified: 0,
+    expired: 0,
+    cancelled: 0,
+    declined: 0,
+  };
   for (const row of rows) {
     const n = Number(row.n);
     sessions.total += n;
     if (Number(row.lapsed) === 1) sessions.expired += n;
-    else if (row.status === 'completed') Number(row.verified) === 1 ? (sessions.verified += n) : (sessions.notVerified += n);
+    else if (row.status === 'completed')
+      Number(row.verified) === 1 ? (sessions.verified += n) : (sessions.notVerified += n);
     else sessions[row.status] += n;
   }
   return { sessions };

@@ -20,7 +20,10 @@ export async function fetchPage<DB, TB extends keyof DB, Row extends { id: strin
 ): Promise<Page<T>> {
   let q = query as SelectQueryBuilder<any, any, Row>;
   if (page.startingAfter) q = q.where(idColumn, '<', page.startingAfter);
-  const rows = await q.orderBy(idColumn, 'desc').limit(page.limit + 1).execute();
+  const rows = await q
+    .orderBy(idColumn, 'desc')
+    .limit(page.limit + 1)
+    .execute();
   const hasMore = rows.length > page.limit;
   const items = rows.slice(0, page.limit);
   return { items: items.map(map), hasMore, nextCursor: hasMore ? items[items.length - 1].id : null };

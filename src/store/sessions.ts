@@ -99,12 +99,21 @@ export interface SessionFilter {
 }
 
 export async function listSessions(db: Db, filter: SessionFilter, page: PageRequest): Promise<Page<Session>> {
-  let query = db.selectFrom('sessions').selectAll().where('org_id', '=', filter.orgId).where('environment', '=', filter.environment);
+  let query = db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('org_id', '=', filter.orgId)
+    .where('environment', '=', filter.environment);
   if (filter.appId) query = query.where('app_id', '=', filter.appId);
   const now = filter.now.toISOString();
   // Filters see expiry exactly as reads do: an open session past expiresAt is "expired".
   if (filter.status === 'expired') {
-    query = query.where((eb) => eb.or([eb('status', '=', 'expired'), eb.and([eb('status', 'in', ['pending', 'consented']), eb('expires_at', '<=', now)])]));
+    query = query.where((eb) =>
+      eb.or([
+        eb('status', '=', 'expired'),
+        eb.and([eb('status', 'in', ['pending', 'consented']), eb('expires_at', '<=', now)]),
+      ]),
+    );
   } else if (filter.status === 'pending' || filter.status === 'consented') {
     query = query.where('status', '=', filter.status).where('expires_at', '>', now);
   } else if (filter.status) {

@@ -44,7 +44,13 @@ export interface ClaimedDelivery {
   /** The claim's lease: only it may record the outcome. */
   leaseToken: string;
   event: EventEnvelope;
-  endpoint: { id: string; url: string; secret: string; previousSecret: string | null; previousSecretExpiresAt: string | null };
+  endpoint: {
+    id: string;
+    url: string;
+    secret: string;
+    previousSecret: string | null;
+    previousSecretExpiresAt: string | null;
+  };
 }
 
 export interface NewDelivery {
@@ -136,7 +142,11 @@ export async function claimDueDeliveries(
       'ev.environment',
       'ev.data',
     ])
-    .where('d.id', 'in', claimed.map((c) => c.id))
+    .where(
+      'd.id',
+      'in',
+      claimed.map((c) => c.id),
+    )
     .execute();
   // A row deleted with its endpoint since the claim, or claimed again, is no longer ours.
   return rows
@@ -178,7 +188,13 @@ export interface AttemptRecord {
  * @returns false when it does not (the lease ran out and another worker took over, or the
  *   endpoint was deleted): nothing is written.
  */
-export async function recordAttempt(db: Db, deliveryId: string, token: string, record: AttemptRecord, now: string): Promise<boolean> {
+export async function recordAttempt(
+  db: Db,
+  deliveryId: string,
+  token: string,
+  record: AttemptRecord,
+  now: string,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const next = record.next;
     const updated = await trx
@@ -271,7 +287,11 @@ async function withAttempts(db: Db, deliveries: Delivery[]): Promise<Delivery[]>
   const rows = await db
     .selectFrom('webhook_attempts')
     .selectAll()
-    .where('delivery_id', 'in', deliveries.map((d) => d.id))
+    .where(
+      'delivery_id',
+      'in',
+      deliveries.map((d) => d.id),
+    )
     .orderBy('attempt')
     .orderBy('id')
     .execute();
@@ -281,12 +301,22 @@ async function withAttempts(db: Db, deliveries: Delivery[]): Promise<Delivery[]>
 }
 
 export async function findDelivery(db: Db, endpointId: string, id: string): Promise<Delivery | undefined> {
-  const row = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).where('endpoint_id', '=', endpointId).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('id', '=', id)
+    .where('endpoint_id', '=', endpointId)
+    .executeTakeFirst();
   return row && (await withAttempts(db, [toDelivery(row)]))[0];
 }
 
 /** Deliveries of an endpoint, newest first, each with its attempts. */
-export async function listDeliveries(db: Db, endpointId: string, filter: { status?: DeliveryStatus }, page: PageRequest): Promise<Page<Delivery>> {
+export async function listDeliveries(
+  db: Db,
+  endpointId: string,
+  filter: { status?: DeliveryStatus },
+  page: PageRequest,
+): Promise<Page<Delivery>> {
   let query = db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
   if (filter.status) query = query.where('status', '=', filter.status);
   const result = await fetchPage(query, 'id', page, toDelivery);

@@ -68,7 +68,12 @@ export async function insertEndpoint(db: Db, endpoint: WebhookEndpoint): Promise
 
 /** The endpoint if it belongs to `orgId` (another organization's does not exist for the caller). */
 export async function findEndpoint(db: Db, orgId: string, id: string): Promise<WebhookEndpoint | undefined> {
-  const row = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('id', '=', id)
+    .where('org_id', '=', orgId)
+    .executeTakeFirst();
   return row && toEndpoint(row);
 }
 
@@ -77,13 +82,27 @@ export async function listEndpoints(
   filter: { orgId: string; environment: Environment; appId?: string },
   page: PageRequest,
 ): Promise<Page<WebhookEndpoint>> {
-  let query = db.selectFrom('webhook_endpoints').selectAll().where('org_id', '=', filter.orgId).where('environment', '=', filter.environment);
+  let query = db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('org_id', '=', filter.orgId)
+    .where('environment', '=', filter.environment);
   if (filter.appId) query = query.where('app_id', '=', filter.appId);
   return fetchPage(query, 'id', page, toEndpoint);
 }
 
 export type EndpointChanges = Partial<
-  Pick<WebhookEndpoint, 'url' | 'description' | 'events' | 'enabled' | 'disabledReason' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>
+  Pick<
+    WebhookEndpoint,
+    | 'url'
+    | 'description'
+    | 'events'
+    | 'enabled'
+    | 'disabledReason'
+    | 'secret'
+    | 'previousSecret'
+    | 'previousSecretExpiresAt'
+  >
 >;
 
 export async function updateEndpoint(db: Db, id: string, changes: EndpointChanges, updatedAt: string): Promise<void> {
@@ -116,7 +135,12 @@ export async function deleteEndpoint(db: Db, id: string): Promise<void> {
 
 /** Enabled endpoints of an application subscribed to `type`. */
 export async function subscribedEndpoints(db: Db, appId: string, type: EventType): Promise<Array<{ id: string }>> {
-  const rows = await db.selectFrom('webhook_endpoints').select(['id', 'events']).where('app_id', '=', appId).where('enabled', '=', 1).execute();
+  const rows = await db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'events'])
+    .where('app_id', '=', appId)
+    .where('enabled', '=', 1)
+    .execute();
   // An application has a handful of endpoints: filtering the JSON list here keeps the SQL portable.
   return rows.filter((row) => (JSON.parse(row.events) as string[]).includes(type)).map((row) => ({ id: row.id }));
 }

@@ -126,7 +126,8 @@ function classifyV6(bytes: Uint8Array): AddressClassification {
     if (inRange(bytes, range)) {
       const v4 = bytes.subarray(offset, offset + 4);
       const inner = classifyV4(v4);
-      const description = inner.category === 'public' ? inner.description : `${inner.description} (IPv4 ${v4.join('.')} inside IPv6)`;
+      const description =
+        inner.category === 'public' ? inner.description : `${inner.description} (IPv4 ${v4.join('.')} inside IPv6)`;
       return { category: inner.category, description };
     }
   }

@@ -16,7 +16,10 @@ export function signingSecrets(
   endpoint: { secret: string; previousSecret: string | null; previousSecretExpiresAt: string | null },
   now: Date,
 ): string[] {
-  const previousValid = endpoint.previousSecret !== null && endpoint.previousSecretExpiresAt !== null && endpoint.previousSecretExpiresAt > now.toISOString();
+  const previousValid =
+    endpoint.previousSecret !== null &&
+    endpoint.previousSecretExpiresAt !== null &&
+    endpoint.previousSecretExpiresAt > now.toISOString();
   return previousValid ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
 }
 

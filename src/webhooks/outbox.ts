@@ -28,11 +28,21 @@ export const DELIVERY_CHANNEL_EXPRESSION = "left('matricula_webhooks:' || curren
  */
 export async function enqueueDeliveries(trx: Db, event: EventEnvelope, clock: Clock): Promise<void> {
   const endpoints = await subscribedEndpoints(trx, event.appId, event.event);
-  await enqueueFor(trx, event, endpoints.map((e) => e.id), clock);
+  await enqueueFor(
+    trx,
+    event,
+    endpoints.map((e) => e.id),
+    clock,
+  );
 }
 
 /** Deliveries of `event` to exactly these endpoints (a test event goes to one endpoint only). */
-export async function enqueueFor(trx: Db, event: EventEnvelope, endpointIds: string[], clock: Clock): Promise<NewDelivery[]> {
+export async function enqueueFor(
+  trx: Db,
+  event: EventEnvelope,
+  endpointIds: string[],
+  clock: Clock,
+): Promise<NewDelivery[]> {
   const deliveries = endpointIds.map((endpointId) => ({
     id: newId('delivery', clock),
     endpointId,
@@ -47,5 +57,6 @@ export async function enqueueFor(trx: Db, event: EventEnvelope, endpointIds: str
 
 /** Queues a wake-up for the workers of every process; a no-op where LISTEN/NOTIFY does not exist. */
 export async function notifyWorkers(trx: Db): Promise<void> {
-  if (capabilitiesOf(trx).listenNotify) await sql`select pg_notify(${sql.raw(DELIVERY_CHANNEL_EXPRESSION)}, '')`.execute(trx);
+  if (capabilitiesOf(trx).listenNotify)
+    await sql`select pg_notify(${sql.raw(DELIVERY_CHANNEL_EXPRESSION)}, '')`.execute(trx);
 }

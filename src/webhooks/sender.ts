@@ -79,14 +79,27 @@ export async function sendWebhook(input: SendWebhookInput): Promise<SendResult> 
     if (status >= 300 && status < 400) {
       const location = response.headers.location;
       const where = typeof location === 'string' ? ` to ${location.slice(0, 200)}` : '';
-      return { ok: false, ...base, error: 'redirect_not_followed', errorMessage: `Redirected (${status})${where}; redirects are not followed.` };
+      return {
+        ok: false,
+        ...base,
+        error: 'redirect_not_followed',
+        errorMessage: `Redirected (${status})${where}; redirects are not followed.`,
+      };
     }
     return { ok: false, ...base, error: 'http_error', errorMessage: `The endpoint answered ${status}.` };
   } catch (err) {
     const [error, errorMessage] = controller.signal.aborted
       ? (['timeout', `No complete answer within ${timeoutMs} ms.`] as const)
       : classifyNetworkError(err);
-    return { ok: false, status, durationMs: elapsed(), responseBody: '', responseBodyTruncated: false, error, errorMessage };
+    return {
+      ok: false,
+      status,
+      durationMs: elapsed(),
+      responseBody: '',
+      responseBodyTruncated: false,
+      error,
+      errorMessage,
+    };
   } finally {
     clearTimeout(timer);
   }
@@ -142,7 +155,8 @@ export interface DeliveryHeaderInput {
  */
 export function buildDeliveryHeaders(input: DeliveryHeaderInput): Record<string, string> {
   if (!input.deliveryId.startsWith('del_')) throw new TypeError(`not a delivery id: ${input.deliveryId}`);
-  if (!Number.isInteger(input.attempt) || input.attempt < 1) throw new TypeError(`bad attempt number: ${input.attempt}`);
+  if (!Number.isInteger(input.attempt) || input.attempt < 1)
+    throw new TypeError(`bad attempt number: ${input.attempt}`);
   return {
     'Content-Type': 'application/json',
     'User-Agent': WEBHOOK_USER_AGENT,

@@ -63,8 +63,12 @@ const MAX_URL_LENGTH = 2048;
  * host. The delivery worker can re-run it before each send at no cost (the policy may have changed
  * since registration).
  */
-export function checkWebhookUrlShape(input: string, policy: Pick<TargetPolicy, 'allowPrivateTargets'>): WebhookUrlCheck {
-  if (input.length > MAX_URL_LENGTH) return refuse('invalid_url', `The URL is longer than ${MAX_URL_LENGTH} characters.`);
+export function checkWebhookUrlShape(
+  input: string,
+  policy: Pick<TargetPolicy, 'allowPrivateTargets'>,
+): WebhookUrlCheck {
+  if (input.length > MAX_URL_LENGTH)
+    return refuse('invalid_url', `The URL is longer than ${MAX_URL_LENGTH} characters.`);
   let url: URL;
   try {
     url = new URL(input);
@@ -112,7 +116,11 @@ export async function checkWebhookUrl(input: string, policy: TargetPolicy): Prom
     return refuse('unresolvable_host', `${hostname} does not resolve (${code}).`);
   }
   if (addresses.length === 0) return refuse('unresolvable_host', `${hostname} resolves to no address.`);
-  const refusal = refusalFor(hostname, addresses.map((a) => a.address), false);
+  const refusal = refusalFor(
+    hostname,
+    addresses.map((a) => a.address),
+    false,
+  );
   return refusal ?? shape;
 }
 
@@ -167,7 +175,11 @@ function guardedLookup(resolver: HostResolver, allowPrivateTargets: boolean): Lo
           callback(err, '', 0);
           return;
         }
-        const refusal = refusalFor(hostname, addresses.map((a) => a.address), allowPrivateTargets);
+        const refusal = refusalFor(
+          hostname,
+          addresses.map((a) => a.address),
+          allowPrivateTargets,
+        );
         if (refusal) {
           callback(new WebhookTargetRefusedError(refusal.message), '', 0);
           return;
@@ -189,7 +201,10 @@ function refusalFor(host: string, addresses: string[], allowPrivateTargets: bool
     }
     if (!isAllowedTarget(classification, allowPrivateTargets)) {
       const subject = host === address ? `${address} is` : `${host} resolves to ${address},`;
-      return refuse('forbidden_address', `${subject} ${classification.description}; webhooks must target public addresses.`);
+      return refuse(
+        'forbidden_address',
+        `${subject} ${classification.description}; webhooks must target public addresses.`,
+      );
     }
   }
   return null;

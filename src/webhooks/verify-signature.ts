@@ -105,9 +105,7 @@ export function verifyWebhookSignature(
 }
 
 function normalizeSecrets(secret: string | string[]): string[] {
-  const secrets = (Array.isArray(secret) ? secret : [secret]).filter(
-    (s) => typeof s === 'string' && s.length > 0,
-  );
+  const secrets = (Array.isArray(secret) ? secret : [secret]).filter((s) => typeof s === 'string' && s.length > 0);
   if (secrets.length === 0) throw new TypeError('verifyWebhookSignature needs a non-empty secret');
   return secrets;
 }

@@ -85,7 +85,8 @@ export class DeliveryWorker {
     this.#options = options;
     this.workerId = options.workerId ?? `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
     this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher = options.dispatcher ?? createGuardedDispatcher({ allowPrivateTargets: options.config.webhookAllowPrivateTargets });
+    this.#dispatcher =
+      options.dispatcher ?? createGuardedDispatcher({ allowPrivateTargets: options.config.webhookAllowPrivateTargets });
     this.#log = options.log ?? silent;
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
   }
@@ -100,11 +101,18 @@ export class DeliveryWorker {
    * clock has moved 10 s.
    */
   async runOnce(limit = this.#maxInFlight): Promise<RunSummary> {
-    if (this.#state === 'running' || this.#state === 'stopping') throw new Error('runOnce() is for a worker that is not started');
+    if (this.#state === 'running' || this.#state === 'stopping')
+      throw new Error('runOnce() is for a worker that is not started');
     const claimed = await this.#claim(limit);
     const outcomes = await Promise.all(claimed.map((delivery) => this.#deliver(delivery)));
     const count = (o: Outcome) => outcomes.filter((x) => x === o).length;
-    return { claimed: claimed.length, succeeded: count('succeeded'), retrying: count('retrying'), failed: count('failed'), lost: count('lost') };
+    return {
+      claimed: claimed.length,
+      succeeded: count('succeeded'),
+      retrying: count('retrying'),
+      failed: count('failed'),
+      lost: count('lost'),
+    };
   }
 
   /** Starts the loop: claims whenever woken, when a slot frees up, and every poll interval. */
@@ -195,7 +203,13 @@ export class DeliveryWorker {
     const startedAt = clock.now();
     const result = await this.#send(delivery, startedAt);
     const finishedAt = clock.now();
-    const { next, disable } = afterAttempt(result, delivery.attempt, finishedAt, config.webhookRetrySchedule, this.#options.random ?? Math.random);
+    const { next, disable } = afterAttempt(
+      result,
+      delivery.attempt,
+      finishedAt,
+      config.webhookRetrySchedule,
+      this.#options.random ?? Math.random,
+    );
     const recorded = await recordAttempt(
       store.db,
       delivery.id,
@@ -219,7 +233,11 @@ export class DeliveryWorker {
       finishedAt.toISOString(),
     );
     if (!recorded) return 'lost';
-    if (disable) this.#log.warn({ endpointId: delivery.endpoint.id, deliveryId: delivery.id }, 'webhook endpoint answered 410 Gone: disabled');
+    if (disable)
+      this.#log.warn(
+        { endpointId: delivery.endpoint.id, deliveryId: delivery.id },
+        'webhook endpoint answered 410 Gone: disabled',
+      );
     return next.status === 'pending' ? 'retrying' : next.status;
   }
 
@@ -227,9 +245,18 @@ export class DeliveryWorker {
     const { endpoint, event } = delivery;
     // The policy may have tightened since registration: the cheap checks run before every send,
     // the address checks inside the dispatcher at connect time.
-    const shape = checkWebhookUrlShape(endpoint.url, { allowPrivateTargets: this.#options.config.webhookAllowPrivateTargets });
+    const shape = checkWebhookUrlShape(endpoint.url, {
+      allowPrivateTargets: this.#options.config.webhookAllowPrivateTargets,
+    });
     if (!shape.ok) {
-      return Promise.resolve({ ok: false, durationMs: 0, responseBody: '', responseBodyTruncated: false, error: 'ssrf_refused', errorMessage: shape.message });
+      return Promise.resolve({
+        ok: false,
+        durationMs: 0,
+        responseBody: '',
+        responseBodyTruncated: false,
+        error: 'ssrf_refused',
+        errorMessage: shape.message,
+      });
     }
     const body = envelopeBody(event);
     const headers = buildDeliveryHeaders({
@@ -238,6 +265,12 @@ export class DeliveryWorker {
       attempt: delivery.attempt,
       signature: signPayload(body, signingSecrets(endpoint, now), unixSeconds(now)),
     });
-    return sendWebhook({ url: endpoint.url, body, headers, dispatcher: this.#dispatcher, timeoutMs: this.#options.timeoutMs });
+    return sendWebhook({
+      url: endpoint.url,
+      body,
+      headers,
+      dispatcher: this.#dispatcher,
+      timeoutMs: this.#options.timeoutMs,
+    });
   }
 }

@@ -34,7 +34,8 @@ export interface BrowserSession {
 
 /** Chromium with a fresh profile in a temp dir (Playwright takes it as the persistent context's user data dir). */
 export async function launchBrowser(): Promise<BrowserSession> {
-  if (!existsSync(CHROMIUM_PATH)) throw new Error(`${CHROMIUM_PATH} is missing: apt-get update && apt-get install -y chromium`);
+  if (!existsSync(CHROMIUM_PATH))
+    throw new Error(`${CHROMIUM_PATH} is missing: apt-get update && apt-get install -y chromium`);
   const profile = mkdtempSync(join(tmpdir(), 'matricula-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
@@ -89,7 +90,11 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 /** The text of the QR code in a PNG image, or undefined when none is found. */
 export function decodeQr(png: Buffer): string | undefined {
   const image = PNG.sync.read(png);
-  return jsQR(new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.length), image.width, image.height)?.data;
+  return jsQR(
+    new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.length),
+    image.width,
+    image.height,
+  )?.data;
 }
 
 /**
@@ -152,5 +157,7 @@ const CONTRAST_CHECK = `(elements, minimum) => {
  */
 export async function lowContrast(page: Page, selector: string, minimum = 4.5): Promise<string[]> {
   // An expression string runs through the DevTools protocol, which the page's CSP does not govern.
-  return page.evaluate(`(${CONTRAST_CHECK})(Array.from(document.querySelectorAll(${JSON.stringify(selector)})), ${minimum})`);
+  return page.evaluate(
+    `(${CONTRAST_CHECK})(Array.from(document.querySelectorAll(${JSON.stringify(selector)})), ${minimum})`,
+  );
 }

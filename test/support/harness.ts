@@ -109,7 +109,10 @@ export interface Tenant {
   auth: { authorization: string };
 }
 
-export async function startHarness(dialect: DialectName, configOverrides: Record<string, string> = {}): Promise<Harness> {
+export async function startHarness(
+  dialect: DialectName,
+  configOverrides: Record<string, string> = {},
+): Promise<Harness> {
   const testStore = await createTestStore(dialect);
   const clock = new TestClock();
   await seedSandboxIssuers(testStore.store.db, clock);
@@ -123,7 +126,10 @@ export async function startHarness(dialect: DialectName, configOverrides: Record
     clock,
     config,
     async bootstrap(environment = 'sandbox') {
-      const created = await createOrganization({ db: testStore.store.db, clock }, { name: `Org ${randomBytes(3).toString('hex')}`, environment });
+      const created = await createOrganization(
+        { db: testStore.store.db, clock },
+        { name: `Org ${randomBytes(3).toString('hex')}`, environment },
+      );
       return {
         orgId: created.organization.id,
         appId: created.application.id,
@@ -153,7 +159,11 @@ export async function startHarness(dialect: DialectName, configOverrides: Record
  * Starts a harness with one sandbox tenant before the enclosing suite's tests, hands both to
  * `ready`, and closes the harness after them.
  */
-export function useHarness(dialect: DialectName, ready: (h: Harness, tenant: Tenant) => void, configOverrides: Record<string, string> = {}): void {
+export function useHarness(
+  dialect: DialectName,
+  ready: (h: Harness, tenant: Tenant) => void,
+  configOverrides: Record<string, string> = {},
+): void {
   let harness: Harness | undefined;
   before(async () => {
     harness = await startHarness(dialect, configOverrides);

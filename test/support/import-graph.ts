@@ -58,13 +58,24 @@ function isTypeOnlyImport(statement: ts.ImportDeclaration): boolean {
   if (!clause) return false;
   if (clause.isTypeOnly) return true;
   const bindings = clause.namedBindings;
-  return !clause.name && bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly);
+  return (
+    !clause.name &&
+    bindings !== undefined &&
+    ts.isNamedImports(bindings) &&
+    bindings.elements.length > 0 &&
+    bindings.elements.every((e) => e.isTypeOnly)
+  );
 }
 
 function isTypeOnlyExport(statement: ts.ExportDeclaration): boolean {
   if (statement.isTypeOnly) return true;
   const clause = statement.exportClause;
-  return clause !== undefined && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly);
+  return (
+    clause !== undefined &&
+    ts.isNamedExports(clause) &&
+    clause.elements.length > 0 &&
+    clause.elements.every((e) => e.isTypeOnly)
+  );
 }
 
 function isBuiltin(specifier: string): boolean {

@@ -18,10 +18,19 @@ export async function freePort(): Promise<number> {
 }
 
 /** The real app listening on loopback, with BASE_URL and PORTAL_URL pointing at itself. */
-export async function listeningApp(store: Store, clock: Clock, overrides: Record<string, string> = {}): Promise<{ app: FastifyInstance; baseUrl: string }> {
+export async function listeningApp(
+  store: Store,
+  clock: Clock,
+  overrides: Record<string, string> = {},
+): Promise<{ app: FastifyInstance; baseUrl: string }> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const app = await buildApp({ store, clock, config: testConfig({ BASE_URL: baseUrl, PORT: String(port), ...overrides }), logger: false });
+  const app = await buildApp({
+    store,
+    clock,
+    config: testConfig({ BASE_URL: baseUrl, PORT: String(port), ...overrides }),
+    logger: false,
+  });
   await app.listen({ port, host: '127.0.0.1' });
   return { app, baseUrl };
 }

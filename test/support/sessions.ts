@@ -13,19 +13,37 @@ export interface CreatedSession {
   status: string;
 }
 
-export async function createSession(h: Harness, tenant: Tenant, body: Record<string, unknown> = {}): Promise<CreatedSession> {
+export async function createSession(
+  h: Harness,
+  tenant: Tenant,
+  body: Record<string, unknown> = {},
+): Promise<CreatedSession> {
   const res = await h.app.inject({
     method: 'POST',
     url: '/verification/v1/sessions',
     headers: tenant.auth,
-    payload: { appId: tenant.appId, purpose: 'Student discount at checkout', requiredClaims: ['is_active_student', 'university_domain'], ...body },
+    payload: {
+      appId: tenant.appId,
+      purpose: 'Student discount at checkout',
+      requiredClaims: ['is_active_student', 'university_domain'],
+      ...body,
+    },
   });
   if (res.statusCode !== 201) throw new Error(`create session: ${res.statusCode} ${res.body}`);
   return res.json().data;
 }
 
-export function consent(h: Harness, session: CreatedSession, decision: 'approved' | 'declined' = 'approved', nonce = session.challengeNonce) {
-  return h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${session.sessionId}/consent`, payload: { nonce, decision } });
+export function consent(
+  h: Harness,
+  session: CreatedSession,
+  decision: 'approved' | 'declined' = 'approved',
+  nonce = session.challengeNonce,
+) {
+  return h.app.inject({
+    method: 'POST',
+    url: `/verification/v1/sessions/${session.sessionId}/consent`,
+    payload: { nonce, decision },
+  });
 }
 
 export const ACTIVE_STUDENT: SandboxStudent = {
@@ -46,15 +64,34 @@ export async function buildPresentation(
   if (!builder) throw new Error(`no builder for ${format}`);
   return builder.present(
     { ...ACTIVE_STUDENT, ...options.student },
-    { nonce: options.nonce, audience: options.audience ?? h.config.baseUrl, now: h.clock.now(), disclose: options.disclose ?? ['is_active_student', 'university_domain', 'valid_until'] },
+    {
+      nonce: options.nonce,
+      audience: options.audience ?? h.config.baseUrl,
+      now: h.clock.now(),
+      disclose: options.disclose ?? ['is_active_student', 'university_domain', 'valid_until'],
+    },
   );
 }
 
-export function submit(h: Harness, session: CreatedSession, format: CredentialFormat, presentation: unknown, nonce = session.challengeNonce) {
-  return h.app.inject({ method: 'POST', url: `/verification/v1/sessions/${session.sessionId}/presentation`, payload: { nonce, format, presentation } });
+export function submit(
+  h: Harness,
+  session: CreatedSession,
+  format: CredentialFormat,
+  presentation: unknown,
+  nonce = session.challengeNonce,
+) {
+  return h.app.inject({
+    method: 'POST',
+    url: `/verification/v1/sessions/${session.sessionId}/presentation`,
+    payload: { nonce, format, presentation },
+  });
 }
 
 export async function getSession(h: Harness, tenant: Tenant, sessionId: string) {
-  const res = await h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${sessionId}`, headers: tenant.auth });
+  const res = await h.app.inject({
+    method: 'GET',
+    url: `/verification/v1/sessions/${sessionId}`,
+    headers: tenant.auth,
+  });
   return res;
 }

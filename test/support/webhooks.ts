@@ -15,8 +15,18 @@ export interface CreatedEndpoint {
   secret: string;
 }
 
-export async function createEndpoint(h: Harness, tenant: Tenant, url: string, events: EventType[] = ['verification.completed']): Promise<CreatedEndpoint> {
-  const res = await h.app.inject({ method: 'POST', url: '/org/v1/webhooks', headers: tenant.auth, payload: { appId: tenant.appId, url, events } });
+export async function createEndpoint(
+  h: Harness,
+  tenant: Tenant,
+  url: string,
+  events: EventType[] = ['verification.completed'],
+): Promise<CreatedEndpoint> {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/org/v1/webhooks',
+    headers: tenant.auth,
+    payload: { appId: tenant.appId, url, events },
+  });
   if (res.statusCode !== 201) throw new Error(`create endpoint: ${res.statusCode} ${res.body}`);
   return res.json().data;
 }
@@ -32,9 +42,18 @@ export function completedData(sessionId: string) {
 }
 
 /** Records an event as a state change would: in a transaction, through the outbox. */
-export async function emitEvent(h: Harness, tenant: Tenant, type: EventType = 'verification.completed', data?: Record<string, unknown>): Promise<EventEnvelope> {
+export async function emitEvent(
+  h: Harness,
+  tenant: Tenant,
+  type: EventType = 'verification.completed',
+  data?: Record<string, unknown>,
+): Promise<EventEnvelope> {
   const source = { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const };
-  return h.store.db.transaction().execute((trx) => recordEvent(trx, h.clock, source, type, data ?? completedData(`sess_${Math.random().toString(36).slice(2)}`)));
+  return h.store.db
+    .transaction()
+    .execute((trx) =>
+      recordEvent(trx, h.clock, source, type, data ?? completedData(`sess_${Math.random().toString(36).slice(2)}`)),
+    );
 }
 
 /** A worker over the harness database and clock; jitter fixed at the middle (no jitter). */
@@ -59,7 +78,12 @@ export function within<T>(ms: number, promise: Promise<T>, what: string): Promis
 }
 
 /** Waits until `predicate` holds over the receiver's requests, checking at each new request. */
-export async function waitForReceiver(receiver: WebhookReceiver, predicate: (requests: RecordedRequest[]) => boolean, ms: number, what: string): Promise<RecordedRequest[]> {
+export async function waitForReceiver(
+  receiver: WebhookReceiver,
+  predicate: (requests: RecordedRequest[]) => boolean,
+  ms: number,
+  what: string,
+): Promise<RecordedRequest[]> {
   return within(
     ms,
     (async () => {

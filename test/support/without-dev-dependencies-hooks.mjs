@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 
 const root = new URL('../../', import.meta.url).href;
-const devDependencies = new Set(Object.keys(JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).devDependencies));
+const devDependencies = new Set(
+  Object.keys(JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).devDependencies),
+);
 
 function packageName(specifier) {
   const parts = specifier.split('/');
@@ -12,7 +14,9 @@ function packageName(specifier) {
 export async function resolve(specifier, context, next) {
   const fromProject = context.parentURL?.startsWith(root) && !context.parentURL.includes('/node_modules/');
   if (fromProject && devDependencies.has(packageName(specifier))) {
-    const error = new Error(`Cannot find package '${specifier}' imported from ${context.parentURL} (devDependencies are not installed)`);
+    const error = new Error(
+      `Cannot find package '${specifier}' imported from ${context.parentURL} (devDependencies are not installed)`,
+    );
     error.code = 'ERR_MODULE_NOT_FOUND';
     throw error;
   }

@@ -21,11 +21,21 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export function spawnWorker(databaseUrl: string, env: Record<string, string> = {}): WorkerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'worker'], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'info', PORT: '0', ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      LOG_LEVEL: 'info',
+      PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
@@ -34,7 +44,9 @@ export function spawnWorker(databaseUrl: string, env: Record<string, string> = {
     child.stderr!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
-    void exited.then(({ code, signal }) => reject(new Error(`worker exited (${code ?? signal}) before it was ready:\n${output}`)));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`worker exited (${code ?? signal}) before it was ready:\n${output}`)),
+    );
   });
   // A rejection after readiness (the process exiting later) is expected, not an error.
   ready.catch(() => undefined);

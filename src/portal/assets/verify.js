@@ -70,7 +70,12 @@
     document.title = shown.dataset.title + ' · Matricula';
     const heading = shown.querySelector('.final-heading');
     const text = shown.querySelector('p');
-    announce([heading, text].filter(Boolean).map((node) => node.textContent.trim()).join('. '));
+    announce(
+      [heading, text]
+        .filter(Boolean)
+        .map((node) => node.textContent.trim())
+        .join('. '),
+    );
     // The focused control (say, "Open in wallet") may just have been hidden: give focus a place to be.
     if (focusWasInside && heading) heading.focus();
     else shown.scrollIntoView({ block: 'nearest' });

@@ -36,7 +36,9 @@
     }
     const json = await response.json().catch(() => null);
     if (!response.ok || !json || !json.success) {
-      throw new Error((json && json.error && json.error.message) || 'The service answered with status ' + response.status + '.');
+      throw new Error(
+        (json && json.error && json.error.message) || 'The service answered with status ' + response.status + '.',
+      );
     }
     return json.data;
   }
@@ -98,7 +100,10 @@
       setBusy(true, 'Sending the presentation…');
       const result = await post(sessionPath + '/presentation', { nonce, format, presentation: built.presentation });
       setBusy(false);
-      finish(result.verified ? 'verified' : 'not_verified', result.verified ? '' : REASONS[result.failureReason] || result.failureReason);
+      finish(
+        result.verified ? 'verified' : 'not_verified',
+        result.verified ? '' : REASONS[result.failureReason] || result.failureReason,
+      );
     });
 
   const decline = () =>

@@ -16,7 +16,10 @@ declare module '@digitalbazaar/bbs-signatures' {
     ciphersuite: BbsCiphersuite;
   }): Promise<{ secretKey: Uint8Array; publicKey: Uint8Array }>;
 
-  export function secretKeyToPublicKey(options: { secretKey: Uint8Array; ciphersuite: BbsCiphersuite }): Promise<Uint8Array>;
+  export function secretKeyToPublicKey(options: {
+    secretKey: Uint8Array;
+    ciphersuite: BbsCiphersuite;
+  }): Promise<Uint8Array>;
 
   export function sign(options: {
     secretKey: Uint8Array;

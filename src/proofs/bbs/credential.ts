@@ -60,7 +60,9 @@ export function encodeClaimMessage(claim: ClaimName, value: string): Uint8Array 
  * credential a hidden value of its own; being undisclosed, the proof hides it.
  */
 export function encodeHolderSecretMessage(holderSeed: string): Uint8Array {
-  const secret = createHash('sha256').update(`matricula:bbs:holder-secret:v1|${holderSeed}`, 'utf8').digest('base64url');
+  const secret = createHash('sha256')
+    .update(`matricula:bbs:holder-secret:v1|${holderSeed}`, 'utf8')
+    .digest('base64url');
   return utf8.encode(`holder_secret=${secret}`);
 }
 

@@ -78,7 +78,10 @@ export const bbsVerifier: PresentationVerifier = {
     const trusted = await registry.issuers(context.environment, 'bbs');
     const candidates = trusted.filter((issuer) => issuer.domain === presentation.issuer);
     if (candidates.length === 0) {
-      return reject('untrusted_issuer', `${presentation.issuer} is not a trusted bbs issuer for ${context.environment}`);
+      return reject(
+        'untrusted_issuer',
+        `${presentation.issuer} is not a trusted bbs issuer for ${context.environment}`,
+      );
     }
 
     // More than one entry for a domain (a key being rotated) is accepted if any of them verifies.

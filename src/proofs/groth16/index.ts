@@ -16,16 +16,36 @@ let sandboxOnly: PresentationVerifier | undefined;
  */
 export const groth16Verifier: PresentationVerifier = {
   format: 'groth16',
-  verify: (presentation, context, registry) => (sandboxOnly ??= createGroth16Verifier()).verify(presentation, context, registry),
+  verify: (presentation, context, registry) =>
+    (sandboxOnly ??= createGroth16Verifier()).verify(presentation, context, registry),
 };
 
 export { createGroth16Verifier, MAX_CLOCK_SKEW_SECONDS, type Groth16VerifierOptions } from './presentation-verifier.ts';
-export { groth16Builder, proveCredential, circuitInputs, releaseSnarkjsCurve, type Groth16PresentationJson, type ProvingArtifacts } from './builder.ts';
+export {
+  groth16Builder,
+  proveCredential,
+  circuitInputs,
+  releaseSnarkjsCurve,
+  type Groth16PresentationJson,
+  type ProvingArtifacts,
+} from './builder.ts';
 export { issueSandboxCredential, studentSecret, type Groth16Credential } from './sandbox-credential.ts';
 export { sandboxIssuerPrivateKey, sandboxIssuerPublicKeys, type BabyJubJubPublicKey } from './sandbox-issuers.ts';
 export { BN254_R, MAX_TIMESTAMP, domainHash, hashToField, nonceField, parseFieldElement } from './fields.ts';
-export { decodeProof, decodeVerificationKey, verifyGroth16, type Groth16Proof, type Groth16VerificationKey } from './verifier.ts';
+export {
+  decodeProof,
+  decodeVerificationKey,
+  verifyGroth16,
+  type Groth16Proof,
+  type Groth16VerificationKey,
+} from './verifier.ts';
 export { loadVerificationKey, loadSandboxVerificationKey } from './verification-key.ts';
-export { publicSignals, OUTPUT_ORDER, PUBLIC_INPUT_ORDER, type CircuitOutputs, type CircuitPublicInputs } from './signals.ts';
+export {
+  publicSignals,
+  OUTPUT_ORDER,
+  PUBLIC_INPUT_ORDER,
+  type CircuitOutputs,
+  type CircuitPublicInputs,
+} from './signals.ts';
 export { parsePresentation, type Groth16Presentation } from './presentation.ts';
 export { GROTH16_ARTIFACTS } from './artifacts.ts';

@@ -44,13 +44,16 @@ export function createGroth16Verifier(options: Groth16VerifierOptions = {}): Pre
   if (options.liveVerificationKeyPath) {
     const live = loadVerificationKey(options.liveVerificationKeyPath);
     if (sameVerificationKey(live, sandboxKey)) {
-      throw new Error('groth16: the live verification key is the public sandbox key; run a ceremony (docs/zk-groth16.md)');
+      throw new Error(
+        'groth16: the live verification key is the public sandbox key; run a ceremony (docs/zk-groth16.md)',
+      );
     }
     keys.live = live;
   }
   return {
     format: 'groth16',
-    verify: (presentation, context, registry) => verifyPresentation(keys[context.environment], presentation, context, registry),
+    verify: (presentation, context, registry) =>
+      verifyPresentation(keys[context.environment], presentation, context, registry),
   };
 }
 
@@ -62,7 +65,8 @@ async function verifyPresentation(
 ): Promise<PresentationCheck> {
   if (!vk) return reject('unsupported_format', `no groth16 verification key is installed for ${context.environment}`);
   const presentation = parsePresentation(value);
-  if (!presentation) return reject('malformed_presentation', 'expected {issuer, now, proof, outputs} with decimal-string outputs');
+  if (!presentation)
+    return reject('malformed_presentation', 'expected {issuer, now, proof, outputs} with decimal-string outputs');
   const serviceNow = Math.floor(context.now.getTime() / 1000);
   if (Math.abs(presentation.now - serviceNow) > MAX_CLOCK_SKEW_SECONDS) {
     return reject('stale_presentation', `now must be within ${MAX_CLOCK_SKEW_SECONDS} s of the service clock`);
@@ -70,9 +74,11 @@ async function verifyPresentation(
   const outputsProblem = checkOutputs(presentation, context);
   if (outputsProblem) return outputsProblem;
   const issuer = await findIssuer(registry, context.environment, presentation.issuer);
-  if (!issuer) return reject('untrusted_issuer', `no trusted ${context.environment} groth16 issuer for ${presentation.issuer}`);
+  if (!issuer)
+    return reject('untrusted_issuer', `no trusted ${context.environment} groth16 issuer for ${presentation.issuer}`);
   const proof = decodeProof(presentation.proof);
-  if (proof === 'malformed') return reject('malformed_presentation', 'proof must be {pi_a, pi_b, pi_c} in snarkjs JSON form');
+  if (proof === 'malformed')
+    return reject('malformed_presentation', 'proof must be {pi_a, pi_b, pi_c} in snarkjs JSON form');
   if (proof === 'invalid_point') return reject('invalid_proof', 'a proof point is not a valid group element');
   const inputs: CircuitPublicInputs = {
     issuerAx: issuer.key.x,
@@ -95,8 +101,10 @@ function wantsLevel(context: PresentationContext): boolean {
 /** Outputs the circuit can only produce as bits or a known level code: anything else is not a proof of ours. */
 function checkOutputs(p: Groth16Presentation, context: PresentationContext): Rejection | undefined {
   const { active, unexpired, level } = p.outputs;
-  if (active > 1n || unexpired > 1n) return reject('malformed_presentation', 'outputs.active and outputs.unexpired must be 0 or 1');
-  if (!wantsLevel(context) && level !== 0n) return reject('malformed_presentation', 'outputs.level must be 0 when the level is not requested');
+  if (active > 1n || unexpired > 1n)
+    return reject('malformed_presentation', 'outputs.active and outputs.unexpired must be 0 or 1');
+  if (!wantsLevel(context) && level !== 0n)
+    return reject('malformed_presentation', 'outputs.level must be 0 when the level is not requested');
   if (level !== 0n && levelName(level) === undefined) {
     return reject('malformed_presentation', 'outputs.level is not a known academic level code');
   }
@@ -119,7 +127,10 @@ async function findIssuer(registry: TrustRegistry, environment: Environment, dom
   return undefined;
 }
 
-function verified(issuer: TrustedIssuer, p: Groth16Presentation): Extract<PresentationCheck, { ok: true }>['presentation'] {
+function verified(
+  issuer: TrustedIssuer,
+  p: Groth16Presentation,
+): Extract<PresentationCheck, { ok: true }>['presentation'] {
   const claims: DisclosedClaims = {
     is_active_student: p.outputs.active === 1n,
     university_domain: issuer.domain,

@@ -55,7 +55,13 @@ export async function issueSandboxCredential(student: SandboxStudent): Promise<G
     domainHash: domainHash(university.domain),
   };
   const commitment = F.toObject(poseidon([secret]));
-  const message = poseidon([commitment, credential.domainHash, credential.levelCode, credential.validUntil, credential.active]);
+  const message = poseidon([
+    commitment,
+    credential.domainHash,
+    credential.levelCode,
+    credential.validUntil,
+    credential.active,
+  ]);
 
   const privateKey = sandboxIssuerPrivateKey(university);
   const [ax, ay] = eddsa.prv2pub(privateKey);

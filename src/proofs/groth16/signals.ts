@@ -28,7 +28,12 @@ export interface CircuitPublicInputs {
   discloseLevel: bigint;
 }
 
-export const OUTPUT_ORDER = ['tag', 'active', 'unexpired', 'level'] as const satisfies readonly (keyof CircuitOutputs)[];
+export const OUTPUT_ORDER = [
+  'tag',
+  'active',
+  'unexpired',
+  'level',
+] as const satisfies readonly (keyof CircuitOutputs)[];
 export const PUBLIC_INPUT_ORDER = [
   'issuerAx',
   'issuerAy',

@@ -33,7 +33,11 @@ declare module 'circomlibjs' {
     F: Field;
     prv2pub(privateKey: Uint8Array): [FieldElement, FieldElement];
     signPoseidon(privateKey: Uint8Array, message: FieldElement): { R8: [FieldElement, FieldElement]; S: bigint };
-    verifyPoseidon(message: FieldElement, signature: { R8: [FieldElement, FieldElement]; S: bigint }, publicKey: [FieldElement, FieldElement]): boolean;
+    verifyPoseidon(
+      message: FieldElement,
+      signature: { R8: [FieldElement, FieldElement]; S: bigint },
+      publicKey: [FieldElement, FieldElement],
+    ): boolean;
   }
   export interface Poseidon {
     (inputs: Array<bigint | FieldElement>): FieldElement;

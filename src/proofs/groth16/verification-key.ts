@@ -19,7 +19,9 @@ export function loadVerificationKey(path: string): Groth16VerificationKey {
   }
   const vk = decodeVerificationKey(json);
   if (vk.nPublic !== PUBLIC_SIGNAL_COUNT) {
-    throw new Error(`groth16 verification key ${path}: ${vk.nPublic} public signals, the circuit has ${PUBLIC_SIGNAL_COUNT}`);
+    throw new Error(
+      `groth16 verification key ${path}: ${vk.nPublic} public signals, the circuit has ${PUBLIC_SIGNAL_COUNT}`,
+    );
   }
   return vk;
 }

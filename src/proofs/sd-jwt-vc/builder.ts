@@ -33,7 +33,11 @@ function tamper(presentation: unknown): unknown {
   if (target !== undefined && altered !== undefined) {
     parts[target] = altered;
   } else {
-    parts.splice(parts.length - 1, 0, encodeDisclosure([randomBytes(16).toString('base64url'), 'is_active_student', true]));
+    parts.splice(
+      parts.length - 1,
+      0,
+      encodeDisclosure([randomBytes(16).toString('base64url'), 'is_active_student', true]),
+    );
   }
   return parts.join('~');
 }

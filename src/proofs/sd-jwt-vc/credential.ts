@@ -67,7 +67,11 @@ export async function issueSandboxCredential(student: SandboxStudent, now: Date)
  * Presents `credential` disclosing exactly `request.disclose`, with a key binding JWT signed by
  * the holder key of `holderSeed` (`nonce`, `aud`, `iat` from the request; `sd_hash` by the library).
  */
-export async function presentCredential(credential: string, holderSeed: string, request: PresentationRequest): Promise<string> {
+export async function presentCredential(
+  credential: string,
+  holderSeed: string,
+  request: PresentationRequest,
+): Promise<string> {
   const holderKey = holderKeyPair(holderSeed);
   const sdjwt = new SDJwtVcInstance({
     hasher: digest,

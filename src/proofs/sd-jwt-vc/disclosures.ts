@@ -29,7 +29,8 @@ export function disclosureDigest(encoded: string): string {
 
 function decodeDisclosure(encoded: string): Disclosure {
   const item = decodeJsonSegment(encoded);
-  if (!Array.isArray(item) || typeof item[0] !== 'string') throw new DisclosureError('a disclosure is not a [salt, (name,) value] array');
+  if (!Array.isArray(item) || typeof item[0] !== 'string')
+    throw new DisclosureError('a disclosure is not a [salt, (name,) value] array');
   if (item.length === 2) return { salt: item[0], value: item[1] };
   if (item.length === 3 && typeof item[1] === 'string') return { salt: item[0], name: item[1], value: item[2] };
   throw new DisclosureError('a disclosure is not a [salt, (name,) value] array');
@@ -80,7 +81,8 @@ class Unpacker {
       if (isJsonObject(element) && Object.keys(element).length === 1 && Object.hasOwn(element, '...')) {
         const disclosure = this.take(element['...']);
         if (!disclosure) continue;
-        if (disclosure.name !== undefined) throw new DisclosureError('an array element disclosure carries a claim name');
+        if (disclosure.name !== undefined)
+          throw new DisclosureError('an array element disclosure carries a claim name');
         out.push(this.unpack(disclosure.value, depth + 1));
       } else {
         out.push(this.unpack(element, depth + 1));
@@ -101,7 +103,8 @@ class Unpacker {
       if (!disclosure) continue;
       const name = disclosure.name;
       if (name === undefined) throw new DisclosureError('an object property disclosure has no claim name');
-      if (name === '_sd' || name === '...' || Object.hasOwn(out, name)) throw new DisclosureError(`disclosed claim "${name}" clashes with the credential`);
+      if (name === '_sd' || name === '...' || Object.hasOwn(out, name))
+        throw new DisclosureError(`disclosed claim "${name}" clashes with the credential`);
       setOwn(out, name, this.unpack(disclosure.value, depth + 1));
     }
     return out;
@@ -109,7 +112,10 @@ class Unpacker {
 }
 
 /** The payload with every disclosed claim in place and `_sd`/`_sd_alg` removed, or why not. */
-export function resolveDisclosures(signedPayload: Record<string, unknown>, encodedDisclosures: readonly string[]): DisclosureOutcome {
+export function resolveDisclosures(
+  signedPayload: Record<string, unknown>,
+  encodedDisclosures: readonly string[],
+): DisclosureOutcome {
   try {
     const unpacker = new Unpacker(encodedDisclosures);
     const { _sd_alg: _alg, ...payload } = signedPayload;

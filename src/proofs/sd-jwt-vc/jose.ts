@@ -1,4 +1,11 @@
-import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  sign,
+  verify,
+  type JsonWebKey as NodeJwk,
+  type KeyObject,
+} from 'node:crypto';
 
 /**
  * The little JOSE this format needs, on node:crypto: strict base64url, and JWS signatures for the

@@ -39,7 +39,12 @@ export function sandboxIssuerKeyPair(seed: string, alg: SdJwtAlgorithm): JwkKeyP
   if (alg === 'ES256') {
     const d = bigIntTo32Bytes((bytesToBigInt(digest) % (p256.CURVE.n - 1n)) + 1n);
     const point = p256.getPublicKey(d, false); // 0x04 || x || y
-    const publicJwk = { kty: 'EC', crv: 'P-256', x: base64urlEncode(point.slice(1, 33)), y: base64urlEncode(point.slice(33, 65)) };
+    const publicJwk = {
+      kty: 'EC',
+      crv: 'P-256',
+      x: base64urlEncode(point.slice(1, 33)),
+      y: base64urlEncode(point.slice(33, 65)),
+    };
     return { alg, publicJwk, privateJwk: { ...publicJwk, d: base64urlEncode(d) } };
   }
   const publicJwk = { kty: 'OKP', crv: 'Ed25519', x: base64urlEncode(ed25519.getPublicKey(digest)) };

@@ -1,5 +1,12 @@
 import type { DisclosedClaims } from '../../domain/claims.ts';
-import type { PresentationCheck, PresentationContext, PresentationVerifier, RejectionReason, TrustRegistry, TrustedIssuer } from '../types.ts';
+import type {
+  PresentationCheck,
+  PresentationContext,
+  PresentationVerifier,
+  RejectionReason,
+  TrustRegistry,
+  TrustedIssuer,
+} from '../types.ts';
 import { parseCompactSdJwt, type CompactSdJwt } from './compact.ts';
 import { STUDENT_CREDENTIAL_VCT } from './credential.ts';
 import { resolveDisclosures } from './disclosures.ts';
@@ -66,25 +73,38 @@ function expiry(exp: unknown): { expiresAt?: string } | string {
   return { expiresAt: date.toISOString() };
 }
 
-async function verifyPresentation(presentation: unknown, context: PresentationContext, registry: TrustRegistry): Promise<PresentationCheck> {
-  if (typeof presentation !== 'string') return reject('malformed_presentation', 'an sd-jwt-vc presentation is a compact SD-JWT string');
+async function verifyPresentation(
+  presentation: unknown,
+  context: PresentationContext,
+  registry: TrustRegistry,
+): Promise<PresentationCheck> {
+  if (typeof presentation !== 'string')
+    return reject('malformed_presentation', 'an sd-jwt-vc presentation is a compact SD-JWT string');
   const sdJwt = parseCompactSdJwt(presentation);
   if (!sdJwt) return reject('malformed_presentation', 'not a compact SD-JWT (<jwt>~<disclosures>~<kb-jwt>)');
   const { header, payload } = sdJwt.issuerJwt;
-  if (!isAllowedAlgorithm(header.alg)) return reject('algorithm_not_allowed', `issuer JWT algorithm ${JSON.stringify(header.alg)} is not allowed`);
-  if (header.crit !== undefined) return reject('malformed_presentation', 'issuer JWT has critical header parameters we do not understand');
+  if (!isAllowedAlgorithm(header.alg))
+    return reject('algorithm_not_allowed', `issuer JWT algorithm ${JSON.stringify(header.alg)} is not allowed`);
+  if (header.crit !== undefined)
+    return reject('malformed_presentation', 'issuer JWT has critical header parameters we do not understand');
 
   const domain = issuerDomain(payload.iss);
   if (!domain) return reject('untrusted_issuer', 'iss is not of the form https://<university domain>');
   const trusted = await registry.issuers(context.environment, 'sd-jwt-vc');
-  const candidates = trusted.filter((issuer) => issuer.domain.toLowerCase() === domain && issuer.keys.sdJwtVc !== undefined);
-  if (candidates.length === 0) return reject('untrusted_issuer', `${domain} is not a trusted ${context.environment} issuer`);
+  const candidates = trusted.filter(
+    (issuer) => issuer.domain.toLowerCase() === domain && issuer.keys.sdJwtVc !== undefined,
+  );
+  if (candidates.length === 0)
+    return reject('untrusted_issuer', `${domain} is not a trusted ${context.environment} issuer`);
   const issuer = findSigner(sdJwt, header.alg, candidates);
   if (!issuer) return reject('invalid_signature', `the credential is not signed by the registered key of ${domain}`);
 
-  if (typeof header.typ !== 'string' || !SD_JWT_VC_TYPES.includes(header.typ)) return reject('malformed_presentation', 'issuer JWT typ is not dc+sd-jwt');
-  if (payload.vct !== STUDENT_CREDENTIAL_VCT) return reject('malformed_presentation', `vct is not ${STUDENT_CREDENTIAL_VCT}`);
-  if (payload._sd_alg !== undefined && payload._sd_alg !== 'sha-256') return reject('algorithm_not_allowed', 'only sha-256 disclosure digests are accepted');
+  if (typeof header.typ !== 'string' || !SD_JWT_VC_TYPES.includes(header.typ))
+    return reject('malformed_presentation', 'issuer JWT typ is not dc+sd-jwt');
+  if (payload.vct !== STUDENT_CREDENTIAL_VCT)
+    return reject('malformed_presentation', `vct is not ${STUDENT_CREDENTIAL_VCT}`);
+  if (payload._sd_alg !== undefined && payload._sd_alg !== 'sha-256')
+    return reject('algorithm_not_allowed', 'only sha-256 disclosure digests are accepted');
   const disclosed = resolveDisclosures(payload, sdJwt.disclosures);
   if (!disclosed.ok) return reject('invalid_disclosure', disclosed.message);
   const claims = catalogueClaims(disclosed.claims);

@@ -22,7 +22,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('applications_org_status').on('applications').columns(['org_id', 'status', 'id']).execute();
+  await db.schema
+    .createIndex('applications_org_status')
+    .on('applications')
+    .columns(['org_id', 'status', 'id'])
+    .execute();
 
   await db.schema
     .createTable('api_keys')

@@ -23,7 +23,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('webhook_endpoints_app').on('webhook_endpoints').columns(['app_id', 'id']).execute();
-  await db.schema.createIndex('webhook_endpoints_org_env').on('webhook_endpoints').columns(['org_id', 'environment', 'id']).execute();
+  await db.schema
+    .createIndex('webhook_endpoints_org_env')
+    .on('webhook_endpoints')
+    .columns(['org_id', 'environment', 'id'])
+    .execute();
 
   await db.schema
     .createTable('webhook_deliveries')
@@ -40,8 +44,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('delivered_at', 'text')
     .execute();
   // The claim query: due rows in due order. Terminal rows have no due_at.
-  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['due_at', 'status']).execute();
-  await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'id']).execute();
+  await db.schema
+    .createIndex('webhook_deliveries_due')
+    .on('webhook_deliveries')
+    .columns(['due_at', 'status'])
+    .execute();
+  await db.schema
+    .createIndex('webhook_deliveries_endpoint')
+    .on('webhook_deliveries')
+    .columns(['endpoint_id', 'id'])
+    .execute();
 
   await db.schema
     .createTable('webhook_attempts')
@@ -57,5 +69,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('response_body', 'text', (c) => c.notNull())
     .addColumn('response_body_truncated', 'integer', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('webhook_attempts_delivery').on('webhook_attempts').columns(['delivery_id', 'attempt']).execute();
+  await db.schema
+    .createIndex('webhook_attempts_delivery')
+    .on('webhook_attempts')
+    .columns(['delivery_id', 'attempt'])
+    .execute();
 }
