@@ -30,7 +30,7 @@ import {
   presentationHeader,
 } from '../src/proofs/bbs/index.ts';
 import { encodeClaimMessage } from '../src/proofs/bbs/credential.ts';
-import { BUILDERS, createVerifiers } from '../src/proofs/formats.ts';
+import { createVerifiers } from '../src/proofs/formats.ts';
 import { GROTH16_ARTIFACTS } from '../src/proofs/groth16/artifacts.ts';
 import { releaseSnarkjsCurve, type Groth16PresentationJson } from '../src/proofs/groth16/builder.ts';
 import { domainHash, nonceField } from '../src/proofs/groth16/fields.ts';
@@ -42,6 +42,7 @@ import { sandboxUniversityKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
 import type { PresentationContext, SandboxStudent } from '../src/proofs/types.ts';
 import type { CredentialFormat, TrustedIssuer, TrustRegistry } from '../src/domain/credentials.ts';
+import { BUILDERS } from '../test/support/builders.ts';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 const UNIVERSITY = 'sandbox-state.example'; // ES256 for sd-jwt-vc, the default algorithm

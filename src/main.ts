@@ -5,6 +5,7 @@ import { PeriodicJob } from './jobs/periodic.ts';
 import { seedSandboxIssuers } from './services/trust-registry.ts';
 import { createServiceDeps } from './services/deps.ts';
 import { expireDueSessions } from './services/expiry.ts';
+import { purgeExpiredIdempotencyKeys } from './services/idempotency-purge.ts';
 import { migrate, openStore } from './store/db.ts';
 import { DeliveryWorker } from './webhooks/worker.ts';
 
@@ -33,7 +34,22 @@ async function main(): Promise<void> {
   const runsJobs = config.role !== 'api';
   const onJobError = (job: string) => (err: unknown) => app.log.error({ err, job }, 'background job failed');
   const jobs = runsJobs
-    ? [new PeriodicJob('session-expiry', () => expireDueSessions(services), 5_000, onJobError('session-expiry'), clock)]
+    ? [
+        new PeriodicJob(
+          'session-expiry',
+          () => expireDueSessions(services),
+          5_000,
+          onJobError('session-expiry'),
+          clock,
+        ),
+        new PeriodicJob(
+          'idempotency-purge',
+          () => purgeExpiredIdempotencyKeys(services),
+          10 * 60_000,
+          onJobError('idempotency-purge'),
+          clock,
+        ),
+      ]
     : [];
   // API processes only write the outbox; the worker role and `all` deliver webhooks. A commit in
   // this process wakes the worker through services.wakeups, other processes' through NOTIFY.

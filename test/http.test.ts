@@ -121,9 +121,50 @@ forEachDialect('HTTP conventions', (dialect) => {
     assert.ok(!/(src|href)="https?:\/\//.test(page.body), 'no external scripts or styles');
   });
 
-  test('an unknown method on a known path is an error envelope, never HTML', async () => {
+  const allowOf = (res: { headers: Record<string, unknown> }) => String(res.headers.allow).split(', ').sort();
+
+  test('an unknown method on a known path is a 405 method_not_allowed with Allow', async () => {
     const res = await h.app.inject({ method: 'PUT', url: '/org/v1/apps', headers: tenant.auth, payload: {} });
-    assert.equal(res.statusCode, 404);
-    assert.equal(res.json().success, false);
+    assert.equal(res.statusCode, 405);
+    const body = res.json();
+    assert.equal(body.success, false);
+    assert.equal(body.error.code, 'method_not_allowed');
+    assert.equal(body.error.requestId, res.headers['x-request-id']);
+    assert.match(body.error.message, /PUT is not allowed on \/org\/v1\/apps/);
+    assert.deepEqual(allowOf(res), ['GET', 'HEAD', 'OPTIONS', 'POST']);
+
+    // A path with parameters matches as the router matches it; without a key it is still a 405.
+    const withParam = await h.app.inject({ method: 'POST', url: `/org/v1/apps/${tenant.appId}?x=1` });
+    assert.equal(withParam.statusCode, 405);
+    assert.deepEqual(allowOf(withParam), ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH']);
+    const postOnly = await h.app.inject({ method: 'GET', url: '/verification/v1/verify' });
+    assert.equal(postOnly.statusCode, 405);
+    assert.deepEqual(allowOf(postOnly), ['OPTIONS', 'POST']);
+  });
+
+  test('HEAD answers where GET does and is a bodiless 405 elsewhere; OPTIONS lists the methods', async () => {
+    assert.equal((await h.app.inject({ method: 'HEAD', url: '/healthz' })).statusCode, 200);
+    const head = await h.app.inject({ method: 'HEAD', url: '/verification/v1/verify' });
+    assert.equal(head.statusCode, 405);
+    assert.equal(head.body, '');
+    assert.deepEqual(allowOf(head), ['OPTIONS', 'POST']);
+
+    const options = await h.app.inject({ method: 'OPTIONS', url: '/org/v1/apps' });
+    assert.equal(options.statusCode, 204);
+    assert.deepEqual(allowOf(options), ['GET', 'HEAD', 'OPTIONS', 'POST']);
+    assert.equal(options.body, '');
+    assert.ok(options.headers['x-request-id']);
+  });
+
+  test('an unknown path is a 404 whatever the method, without Allow', async () => {
+    for (const method of ['GET', 'PUT', 'OPTIONS'] as const) {
+      const res = await h.app.inject({ method, url: '/org/v1/nope' });
+      assert.equal(res.statusCode, 404, method);
+      assert.equal(res.json().error.code, 'not_found');
+      assert.equal(res.headers.allow, undefined);
+    }
+    const missingAsset = await h.app.inject({ method: 'GET', url: '/docs/static/no-such-file.js' });
+    assert.equal(missingAsset.statusCode, 404, 'a route that answers "not found" itself stays a 404');
+    assert.equal(missingAsset.headers.allow, undefined);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { expireDueSessions } from '../src/services/expiry.ts';
-import { BUILDERS } from '../src/proofs/formats.ts';
+import { BUILDERS } from './support/builders.ts';
 import { releaseSnarkjsCurve } from '../src/proofs/groth16/builder.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession, getSession, submit } from './support/sessions.ts';

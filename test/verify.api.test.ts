@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BUILDERS } from '../src/proofs/formats.ts';
+import { BUILDERS } from './support/builders.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession } from './support/sessions.ts';
 

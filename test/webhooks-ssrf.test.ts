@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildDeliveryHeaders, sendWebhook } from '../src/webhooks/sender.ts';
+import { classifyAddress } from '../src/webhooks/address-ranges.ts';
 import {
   checkWebhookUrl,
   checkWebhookUrlShape,
-  classifyAddress,
   createGuardedDispatcher,
   type HostResolver,
   type ResolvedAddress,

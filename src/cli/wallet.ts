@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { CLAIM_CATALOGUE, isAcademicLevel, type ClaimName } from '../domain/claims.ts';
-import { BUILDERS } from '../proofs/formats.ts';
+import { loadHolderBuilder } from '../proofs/builders.ts';
 import { SANDBOX_UNIVERSITIES, sandboxUniversity } from '../proofs/sandbox-universities.ts';
-import { type SandboxStudent } from '../proofs/types.ts';
+import type { PresentationBuilder, SandboxStudent } from '../proofs/types.ts';
 import { CREDENTIAL_FORMATS, type CredentialFormat } from '../domain/credentials.ts';
 import { printJson, requireOption, UsageError, type CliContext, type Command } from './command.ts';
 
@@ -60,13 +60,23 @@ function studentOf(values: Values, now: Date): SandboxStudent {
   };
 }
 
+/**
+ * The format's builder. The wallet simulator is a development tool: groth16 proves with
+ * devDependencies, and an install without them gets a sentence saying so, not a stack trace.
+ */
+async function builderFor(format: CredentialFormat): Promise<PresentationBuilder> {
+  const entry = await loadHolderBuilder(format);
+  if (!entry.available) throw new Error(entry.reason);
+  return entry.builder;
+}
+
 async function buildBody(
   values: Values,
   ctx: CliContext,
   request: { nonce: string; audience: string; disclose: readonly ClaimName[] },
 ) {
   const format = formatOf(values);
-  const builder = BUILDERS[format];
+  const builder = await builderFor(format);
   const now = ctx.clock.now();
   let presentation = await builder.present(studentOf(values, now), { ...request, now });
   if (values.tamper) presentation = builder.tamper(presentation);
@@ -135,7 +145,8 @@ export const walletPresent: Command = {
   },
   async run(values, _positionals, ctx) {
     const { sessionId, nonce } = parseQr(requireOption(values, 'qr'));
-    formatOf(values);
+    // Before consent is recorded: a format this installation cannot build fails here.
+    await builderFor(formatOf(values));
     const base = ((values['base-url'] as string | undefined) ?? ctx.env.BASE_URL ?? 'http://localhost:8080').replace(
       /\/+$/,
       '',

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { ApiError, ERROR_STATUS, type ErrorCode } from '../errors.ts';
 
 interface AjvError {
@@ -93,7 +93,31 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(request, reply, apiError);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = allowedMethods(app, path);
+    if (allowed.length === 0 || allowed.includes(request.method)) {
+      // No route has this path, or the route itself answered "not found" (a missing static file).
+      return sendError(request, reply, new ApiError('not_found', `No route ${request.method} ${path}.`));
+    }
+    // OPTIONS is answered for every known path (RFC 9110 §9.3.7): it asks for what follows.
+    const allow = [...allowed, 'OPTIONS'].join(', ');
+    reply.header('allow', allow);
+    if (request.method === 'OPTIONS') return reply.status(204).send();
+    return sendError(
+      request,
+      reply,
+      new ApiError('method_not_allowed', `${request.method} is not allowed on ${path}; it answers ${allow}.`),
+    );
+  });
+}
+
+/**
+ * The methods some route answers on `path` (HEAD comes with every GET), found by asking the
+ * router itself so that parameters and wildcards match exactly as they do for requests.
+ */
+function allowedMethods(app: FastifyInstance, path: string): string[] {
+  return app.supportedMethods.filter(
+    (method) => method !== 'OPTIONS' && app.findRoute({ method: method as HTTPMethods, url: path }) !== null,
   );
 }

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.ts';
+import { IDEMPOTENCY_TTL_MS } from '../domain/idempotency.ts';
 import { ApiError } from '../errors.ts';
 import type { Db } from '../store/db.ts';
 import { claimIdempotencyKey, completeIdempotency, findIdempotency, releaseIdempotency } from '../store/idempotency.ts';
 
-/** How long a key is remembered. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
 declare module 'fastify' {

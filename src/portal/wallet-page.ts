@@ -1,7 +1,7 @@
 import { ACADEMIC_LEVELS } from '../domain/claims.ts';
 import { SANDBOX_UNIVERSITIES } from '../proofs/sandbox-universities.ts';
 import type { CredentialFormat } from '../domain/credentials.ts';
-import type { SandboxPresentationRequest } from '../services/sandbox-wallet.ts';
+import type { SandboxFormats, SandboxPresentationRequest } from '../services/sandbox-wallet.ts';
 import { html, type SafeHtml } from './html.ts';
 import { ICONS } from './icons.ts';
 import { layout } from './layout.ts';
@@ -95,10 +95,12 @@ function studentFields(): SafeHtml {
   </fieldset>`;
 }
 
-function formatFields(formats: CredentialFormat[]): SafeHtml {
+/** The formats to pick from, and a line for each accepted format this installation cannot build. */
+function formatFields(formats: SandboxFormats): SafeHtml {
   return html`<fieldset class="group choices">
     <legend>Format</legend>
-    ${formats.map((format, i) => radio('format', format, format, i === 0, FORMAT_WORDS[format]))}
+    ${formats.offered.map((format, i) => radio('format', format, format, i === 0, FORMAT_WORDS[format]))}
+    ${formats.unavailable.map(({ reason }) => html`<p class="hint format-unavailable">${reason}</p>`)}
   </fieldset>`;
 }
 
@@ -127,7 +129,7 @@ function outcomePanels(app: string, sessionId: string): SafeHtml {
 }
 
 /** The answer page: what the application asks and why, the student and format to answer with, approve or decline. */
-export function walletAnswerPage(request: SandboxPresentationRequest, formats: CredentialFormat[]): SafeHtml {
+export function walletAnswerPage(request: SandboxPresentationRequest, formats: SandboxFormats): SafeHtml {
   const app = request.application.name || 'This service';
   const main = html`<div
     class="wallet"
@@ -154,7 +156,14 @@ export function walletAnswerPage(request: SandboxPresentationRequest, formats: C
       <div class="alert" id="wallet-error" role="alert" hidden></div>
       <p class="progress" id="progress" role="status" aria-live="polite"></p>
       <div class="actions">
-        <button class="button button-primary" type="submit" id="approve">Approve and share</button>
+        <button
+          class="button button-primary"
+          type="submit"
+          id="approve"
+          ${formats.offered.length === 0 ? html` disabled data-unavailable="true"` : ''}
+        >
+          Approve and share
+        </button>
         <button class="button button-secondary" type="button" id="decline">Decline</button>
       </div>
       <noscript><p class="alert">The sandbox wallet needs JavaScript to answer.</p></noscript>

@@ -1,8 +1,7 @@
-import { bbsBuilder, bbsVerifier } from './bbs/index.ts';
-import { groth16Builder } from './groth16/builder.ts';
+import { bbsVerifier } from './bbs/index.ts';
 import { createGroth16Verifier } from './groth16/presentation-verifier.ts';
-import { sdJwtVcBuilder, sdJwtVcVerifier } from './sd-jwt-vc/index.ts';
-import type { CredentialFormat, PresentationBuilder, PresentationVerifier } from './types.ts';
+import { sdJwtVcVerifier } from './sd-jwt-vc/index.ts';
+import type { CredentialFormat, PresentationVerifier } from './types.ts';
 
 export type Verifiers = Readonly<Record<CredentialFormat, PresentationVerifier>>;
 
@@ -18,12 +17,7 @@ export function createVerifiers(options: { groth16LiveVerificationKeyPath?: stri
   };
 }
 
-/** Holder side of every format, for the wallet simulator and tests (sandbox credentials). */
-export const BUILDERS: Readonly<Record<CredentialFormat, PresentationBuilder>> = {
-  'sd-jwt-vc': sdJwtVcBuilder,
-  bbs: bbsBuilder,
-  groth16: groth16Builder,
-};
+// The holder side of the formats (presentation builders) is builders.ts, loaded on first use.
 
 export function acceptedFormats(verifiers: Verifiers): CredentialFormat[] {
   return Object.keys(verifiers) as CredentialFormat[];

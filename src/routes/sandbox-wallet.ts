@@ -9,6 +9,7 @@ import { messagePage, notFoundPage } from '../portal/message-page.ts';
 import { pageHandler, type PageResult } from '../portal/page-handler.ts';
 import { parseQrPayload } from '../portal/qr-payload.ts';
 import { walletAnswerPage, walletStartPage } from '../portal/wallet-page.ts';
+import { installedHolderBuilders } from '../proofs/builders.ts';
 import { SANDBOX_UNIVERSITIES } from '../proofs/sandbox-universities.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import {
@@ -84,10 +85,8 @@ async function walletPage(
       });
       return { status: 409, page };
     }
-    return {
-      status: 200,
-      page: walletAnswerPage(presentationRequest, sandboxFormats(presentationRequest.acceptedFormats)),
-    };
+    const formats = sandboxFormats(presentationRequest.acceptedFormats, await installedHolderBuilders());
+    return { status: 200, page: walletAnswerPage(presentationRequest, formats) };
   } catch (error) {
     const refusal = error instanceof ApiError ? refusalPage(error) : undefined;
     if (refusal) return refusal;
@@ -141,7 +140,7 @@ export const sandboxWalletRoutes =
       },
       handler: async (request) => ({
         success: true as const,
-        data: await limited(() => buildSandboxPresentation(deps, request.body)),
+        data: await limited(async () => buildSandboxPresentation(deps, request.body, await installedHolderBuilders())),
       }),
     });
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AcademicLevel } from '../domain/claims.ts';
 import { OPEN_STATUSES } from '../domain/session-state.ts';
 import { ApiError, forbidden, invalidRequest, invalidState } from '../errors.ts';
-import { BUILDERS } from '../proofs/formats.ts';
+import type { HolderBuilders } from '../proofs/builders.ts';
 import type { SandboxStudent } from '../proofs/types.ts';
 import type { CredentialFormat } from '../domain/credentials.ts';
 import type { ServiceDeps } from './deps.ts';
@@ -53,9 +53,22 @@ export function sandboxStudent(choice: SandboxStudentChoice, now: Date): Sandbox
   };
 }
 
-/** The formats the sandbox wallet can answer in: every accepted format that has a holder-side builder. */
-export function sandboxFormats(accepted: readonly CredentialFormat[]): CredentialFormat[] {
-  return accepted.filter((format) => BUILDERS[format] !== undefined);
+/** The formats a session accepts, split by whether this installation can build them. */
+export interface SandboxFormats {
+  /** The formats the sandbox wallet offers. */
+  offered: CredentialFormat[];
+  /** Accepted formats it cannot build here, each with why (a missing devDependency). */
+  unavailable: Array<{ format: CredentialFormat; reason: string }>;
+}
+
+export function sandboxFormats(accepted: readonly CredentialFormat[], holder: HolderBuilders): SandboxFormats {
+  const formats: SandboxFormats = { offered: [], unavailable: [] };
+  for (const format of accepted) {
+    const entry = holder[format];
+    if (entry.available) formats.offered.push(format);
+    else formats.unavailable.push({ format, reason: entry.reason });
+  }
+  return formats;
 }
 
 /**
@@ -76,22 +89,27 @@ export async function sandboxPresentationRequest(
   return request;
 }
 
-/** Builds the chosen student's presentation for an open sandbox session, disclosing what it asks for. */
+/**
+ * Builds the chosen student's presentation for an open sandbox session, disclosing what it asks
+ * for, with the builders this installation has.
+ */
 export async function buildSandboxPresentation(
   deps: ServiceDeps,
   input: SandboxPresentationInput,
+  holder: HolderBuilders,
 ): Promise<{ format: CredentialFormat; presentation: unknown }> {
   const request = await sandboxPresentationRequest(deps, input.sessionId, input.nonce);
   if (!OPEN_STATUSES.includes(request.status))
     throw invalidState(`The session is ${request.status}: there is nothing left to answer.`);
-  const builder = sandboxFormats(request.acceptedFormats).includes(input.format) ? BUILDERS[input.format] : undefined;
-  if (!builder)
-    throw invalidRequest(
-      `The sandbox wallet cannot answer in ${input.format}. It answers in ${sandboxFormats(request.acceptedFormats).join(', ')}.`,
-      'format',
-    );
+  const entry = holder[input.format];
+  const { offered } = sandboxFormats(request.acceptedFormats, holder);
+  if (!offered.includes(input.format) || !entry.available) {
+    const why = entry.available ? '' : ` ${entry.reason}`;
+    const instead = offered.length > 0 ? ` It answers in ${offered.join(', ')}.` : '';
+    throw invalidRequest(`The sandbox wallet cannot answer in ${input.format}.${why}${instead}`, 'format');
+  }
   const now = deps.clock.now();
-  const presentation = await builder.present(sandboxStudent(input.student, now), {
+  const presentation = await entry.builder.present(sandboxStudent(input.student, now), {
     nonce: request.nonce,
     audience: request.audience,
     now,

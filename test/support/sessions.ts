@@ -1,5 +1,5 @@
 import type { ClaimName } from '../../src/domain/claims.ts';
-import { BUILDERS } from '../../src/proofs/formats.ts';
+import { BUILDERS } from './builders.ts';
 import type { SandboxStudent } from '../../src/proofs/types.ts';
 import type { CredentialFormat } from '../../src/domain/credentials.ts';
 import type { Harness, Tenant } from './harness.ts';

@@ -49,7 +49,8 @@
 
   function setBusy(busy, message) {
     form.setAttribute('aria-busy', String(busy));
-    for (const button of buttons) button.disabled = busy;
+    // Approve stays disabled when this installation can build none of the session's formats.
+    for (const button of buttons) button.disabled = busy || button.dataset.unavailable === 'true';
     progress.textContent = message || '';
   }
 

@@ -1,0 +1,14 @@
+import { bbsBuilder } from '../../src/proofs/bbs/builder.ts';
+import { groth16Builder } from '../../src/proofs/groth16/builder.ts';
+import { sdJwtVcBuilder } from '../../src/proofs/sd-jwt-vc/builder.ts';
+import type { CredentialFormat, PresentationBuilder } from '../../src/proofs/types.ts';
+
+/**
+ * Holder side of every format, imported at once: tests run with the devDependencies installed.
+ * The service loads builders through src/proofs/builders.ts instead, on first use.
+ */
+export const BUILDERS: Readonly<Record<CredentialFormat, PresentationBuilder>> = {
+  'sd-jwt-vc': sdJwtVcBuilder,
+  bbs: bbsBuilder,
+  groth16: groth16Builder,
+};
