@@ -133,14 +133,7 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
       });
 
       test('a manual retry of a delivery', async () => {
-        receiver.respondWith({ status: 500 });
-        let deliveryId = '';
-        await delivered('webhook.test', async () => {
-          deliveryId = (
-            await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/test`, headers: tenant.auth })
-          ).json().data.id;
-        });
-        await waitForStatus(deliveryId, 'pending');
+        const deliveryId = await failedTestDelivery();
         await delivered('webhook.test', async () => {
           const res = await h.app.inject({
             method: 'POST',
@@ -159,19 +152,28 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
             headers: tenant.auth,
             payload: { enabled },
           });
-        receiver.respondWith({ status: 500 });
-        let deliveryId = '';
-        await delivered('webhook.test', async () => {
-          deliveryId = (
-            await h.app.inject({ method: 'POST', url: `/org/v1/webhooks/${endpointId}/test`, headers: tenant.auth })
-          ).json().data.id;
-        });
-        await waitForStatus(deliveryId, 'pending');
+        await failedTestDelivery();
         assert.equal((await patch(false)).statusCode, 200);
         // The retry comes due while the endpoint is disabled: held, not sent.
         h.clock.advance(11_000);
         await delivered('webhook.test', () => patch(true));
       });
+
+      /** A test event whose first attempt the receiver refuses: its delivery waits for a retry. */
+      async function failedTestDelivery(): Promise<string> {
+        receiver.respondWith({ status: 500 });
+        let deliveryId = '';
+        await delivered('webhook.test', async () => {
+          const res = await h.app.inject({
+            method: 'POST',
+            url: `/org/v1/webhooks/${endpointId}/test`,
+            headers: tenant.auth,
+          });
+          deliveryId = (res.json() as { data: { id: string } }).data.id;
+        });
+        await waitForStatus(deliveryId, 'pending');
+        return deliveryId;
+      }
 
       /** The worker records an attempt after the receiver answered: wait for that record, not for time. */
       async function waitForStatus(deliveryId: string, status: string): Promise<void> {
