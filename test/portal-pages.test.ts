@@ -260,12 +260,7 @@ describe('html escaping', () => {
       html`<p title="${name}">${name}</p>`.value,
       '<p title="&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;">&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;</p>',
     );
-    assert.equal(
-      html`<ul>
-        ${['<1>', html`<li>${'&'}</li>`]}
-      </ul>`.value,
-      '<ul>&lt;1&gt;<li>&amp;</li></ul>',
-    );
+    assert.equal(html`<ul>${['<1>', html`<li>${'&'}</li>`]}</ul>`.value, '<ul>&lt;1&gt;<li>&amp;</li></ul>');
     assert.equal(html`${null}${undefined}${false}${0}`.value, '0');
     assert.equal(html`${trusted('<svg/>')}`.value, '<svg/>');
     assert.equal(escapeHtml('plain'), 'plain');

@@ -30,35 +30,29 @@ export interface PageOptions {
 /** The document around a page's `<main>`: landmarks, skip link, the stylesheet and the page's script. */
 export function layout(options: PageOptions): SafeHtml {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
-        <title>${options.title} · Matricula</title>
-        <link rel="icon" href="${assetUrl('favicon.svg')}" type="image/svg+xml" />
-        <link rel="stylesheet" href="${assetUrl('site.css')}" />
-        ${options.script ? html`<script src="${assetUrl(options.script)}" defer></script>` : ''}
-      </head>
-      <body>
-        <a class="skip-link" href="#main">Skip to content</a>
-        <header class="site-header">
-          <span class="brand"
-            ><svg class="brand-mark" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
-              <path
-                d="M12 3 1 9l11 6 9-4.9V17h2V9L12 3Zm-7 9.2v4L12 20l7-3.8v-4L12 16l-7-3.8Z"
-                fill="currentColor"
-              /></svg
-            >Matricula</span
-          >
-          ${options.sandbox ? html`<span class="badge badge-sandbox">Sandbox</span>` : ''}
-        </header>
-        <main id="main" tabindex="-1">${options.main}</main>
-        <footer class="site-footer">
-          <p>Student verification by Matricula. Your wallet shares only what this page lists.</p>
-        </footer>
-      </body>
-    </html> `;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${options.title} · Matricula</title>
+<link rel="icon" href="${assetUrl('favicon.svg')}" type="image/svg+xml">
+<link rel="stylesheet" href="${assetUrl('site.css')}">
+${options.script ? html`<script src="${assetUrl(options.script)}" defer></script>` : ''}
+</head>
+<body>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="site-header">
+  <span class="brand"><svg class="brand-mark" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M12 3 1 9l11 6 9-4.9V17h2V9L12 3Zm-7 9.2v4L12 20l7-3.8v-4L12 16l-7-3.8Z" fill="currentColor"/></svg>Matricula</span>
+  ${options.sandbox ? html`<span class="badge badge-sandbox">Sandbox</span>` : ''}
+</header>
+<main id="main" tabindex="-1">
+${options.main}
+</main>
+<footer class="site-footer"><p>Student verification by Matricula. Your wallet shares only what this page lists.</p></footer>
+</body>
+</html>
+`;
 }
 
 /**

@@ -17,12 +17,12 @@ export interface Message {
 export function messagePage(message: Message): SafeHtml {
   const tone = message.tone ?? 'neutral';
   const main = html`<section class="card message final-${tone}" aria-labelledby="message-heading">
-    ${tone === 'failure' ? ICONS.cross : ICONS.stop}
-    ${message.eyebrow ? html`<p class="eyebrow">${message.eyebrow}</p>` : ''}
-    <h1 id="message-heading">${message.heading}</h1>
-    <p>${message.text}</p>
-    ${message.link ? html`<p><a class="button button-secondary" href="${message.link.href}">${message.link.label}</a></p>` : ''}
-  </section>`;
+  ${tone === 'failure' ? ICONS.cross : ICONS.stop}
+  ${message.eyebrow ? html`<p class="eyebrow">${message.eyebrow}</p>` : ''}
+  <h1 id="message-heading">${message.heading}</h1>
+  <p>${message.text}</p>
+  ${message.link ? html`<p><a class="button button-secondary" href="${message.link.href}">${message.link.label}</a></p>` : ''}
+</section>`;
   return layout({ title: message.heading, main, sandbox: message.sandbox });
 }
 

@@ -78,11 +78,7 @@ function finalPanels(s: PortalSession, current: PortalPanel): SafeHtml[] {
   );
   return names.map((name) => {
     const screen = FINAL_SCREENS[name];
-    return html`<div
-      class="final final-${screen.tone}"
-      ${panelAttributes(name, current)}
-      data-title="${screen.heading}"
-    >
+    return html`<div class="final final-${screen.tone}" ${panelAttributes(name, current)} data-title="${screen.heading}">
       ${screen.icon}
       <h2 class="final-heading" tabindex="-1">${screen.heading}</h2>
       <p>${screen.text(s.applicationName)}</p>
@@ -107,10 +103,7 @@ async function openPanels(s: PortalSession, current: PortalPanel): Promise<SafeH
       <h2 class="final-heading" tabindex="-1">Approved in your wallet</h2>
       <p>Checking the proof your wallet sends. This takes a few seconds.</p>
     </div>
-    <p class="countdown" data-open>
-      Code expires in
-      <span id="countdown" role="timer">${minutesSeconds(Date.parse(s.expiresAt) - Date.parse(s.now))}</span>
-    </p>
+    <p class="countdown" data-open>Code expires in <span id="countdown" role="timer">${minutesSeconds(Date.parse(s.expiresAt) - Date.parse(s.now))}</span></p>
     <p class="connection" id="connection" role="alert" hidden>Connection lost. Trying again…</p>`;
 }
 
@@ -119,30 +112,21 @@ export async function verifyPage(s: PortalSession): Promise<SafeHtml> {
   const current = panelOf(s.status, s.verified);
   const open = !isTerminal(s.status);
   const claims = claimsInWords(s.requiredClaims);
-  const main = html`<div
-    class="portal"
-    id="portal"
-    data-session-id="${s.sessionId}"
-    data-current="${current}"
-    data-expires-at="${s.expiresAt}"
-    data-server-now="${s.now}"
-    data-poll-ms="${POLL_INTERVAL_MS}"
-  >
-    <section class="card request" aria-labelledby="request-heading">
-      <p class="eyebrow">Student verification</p>
-      <h1 id="request-heading">${s.applicationName} asks you to confirm you are a student</h1>
-      <p class="purpose"><strong>Why:</strong> ${s.purpose}</p>
-      <h2 class="subheading">What ${s.applicationName} will learn</h2>
-      <ul class="claims">
-        ${claims.map((words) => html`<li>${words}</li>`)}
-      </ul>
-      <p class="fine">Nothing else about you is shared: not your name, not your student number.</p>
-    </section>
-    <section class="card action" aria-label="Verification status">
-      ${open ? await openPanels(s, current) : ''} ${finalPanels(s, current)}
-    </section>
-    <p class="visually-hidden" id="announcer" role="status" aria-live="polite"></p>
-  </div>`;
+  const main = html`<div class="portal" id="portal" data-session-id="${s.sessionId}" data-current="${current}" data-expires-at="${s.expiresAt}" data-server-now="${s.now}" data-poll-ms="${POLL_INTERVAL_MS}">
+  <section class="card request" aria-labelledby="request-heading">
+    <p class="eyebrow">Student verification</p>
+    <h1 id="request-heading">${s.applicationName} asks you to confirm you are a student</h1>
+    <p class="purpose"><strong>Why:</strong> ${s.purpose}</p>
+    <h2 class="subheading">What ${s.applicationName} will learn</h2>
+    <ul class="claims">${claims.map((words) => html`<li>${words}</li>`)}</ul>
+    <p class="fine">Nothing else about you is shared: not your name, not your student number.</p>
+  </section>
+  <section class="card action" aria-label="Verification status">
+    ${open ? await openPanels(s, current) : ''}
+    ${finalPanels(s, current)}
+  </section>
+  <p class="visually-hidden" id="announcer" role="status" aria-live="polite"></p>
+</div>`;
   const title =
     current === 'pending'
       ? `Verify for ${s.applicationName}`
