@@ -13,6 +13,7 @@ import { appRoutes } from './routes/apps.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { landingRoutes } from './routes/landing.ts';
 import { portalRoutes } from './routes/portal.ts';
 import { sandboxWalletRoutes } from './routes/sandbox-wallet.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -96,7 +97,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    // Swagger UI's policy asks browsers to fetch its assets over https, which leaves /docs blank
+    // when the service is reached over plain http on any host but localhost.
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/g, ''),
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(services));
@@ -105,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(sessionRoutes(services));
   await app.register(walletRoutes(services));
   await app.register(portalRoutes(services));
+  await app.register(landingRoutes);
   await app.register(sandboxWalletRoutes(services));
   await app.register(verifyRoutes(services));
   await app.register(eventRoutes(services));
