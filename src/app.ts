@@ -3,16 +3,17 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { newId } from './domain/ids.ts';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { authenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
+import { AccessLog, requestIdGenerator } from './http/request-log.ts';
 import { ErrorBody } from './http/schemas.ts';
 import { appRoutes } from './routes/apps.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { landingRoutes } from './routes/landing.ts';
 import { portalRoutes } from './routes/portal.ts';
 import { sandboxWalletRoutes } from './routes/sandbox-wallet.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -21,14 +22,15 @@ import { walletRoutes } from './routes/wallet.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import type { ServiceDeps } from './services/deps.ts';
 import type { Store } from './store/db.ts';
+import { createLogger } from './logging.ts';
 
 export interface AppDeps {
   /** The database and its pool (health checks); the use cases reach it through `services`. */
   store: Store;
   /** The service dependencies, built once by the composition root (services/deps.ts). */
   services: ServiceDeps;
-  /** Logger options or false; the composition root decides. */
-  logger?: boolean | { level: string };
+  /** The process's logger (logging.ts createLogger), false for none; by default one from the config. */
+  logger?: false | FastifyBaseLogger;
 }
 
 /**
@@ -52,10 +54,13 @@ function requiresBearer(security: unknown): boolean {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { store, services } = deps;
   const { clock, config } = services;
+  const logger = deps.logger ?? createLogger(config);
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel },
+    ...(logger ? { loggerInstance: logger } : {}),
+    // One line per request instead of two, with the nonce stripped (http/request-log.ts).
+    logController: new AccessLog(),
     bodyLimit: config.bodyLimitBytes,
-    genReqId: () => newId('request'),
+    genReqId: requestIdGenerator(config.trustProxyRequestId),
     requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -92,7 +97,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    // Swagger UI's policy asks browsers to fetch its assets over https, which leaves /docs blank
+    // when the service is reached over plain http on any host but localhost.
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/g, ''),
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(services));
@@ -101,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(sessionRoutes(services));
   await app.register(walletRoutes(services));
   await app.register(portalRoutes(services));
+  await app.register(landingRoutes);
   await app.register(sandboxWalletRoutes(services));
   await app.register(verifyRoutes(services));
   await app.register(eventRoutes(services));

@@ -26,6 +26,10 @@ export interface Config {
   /** Path of the Groth16 verification key from the operator's ceremony; without it live groth16 is refused. */
   groth16LiveVerificationKey?: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `json` lines (default) or `pretty`, human-readable, for development. */
+  logFormat: 'json' | 'pretty';
+  /** Keep a valid incoming X-Request-Id (set by a trusted proxy) instead of generating one. */
+  trustProxyRequestId: boolean;
   role: Role;
 }
 
@@ -39,6 +43,7 @@ export class ConfigError extends Error {
 export const DEFAULT_RETRY_SCHEDULE = DEFAULT_RETRY_SCHEDULE_SECONDS;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const ROLES = ['api', 'worker', 'all'] as const;
+const LOG_FORMATS = ['json', 'pretty'] as const;
 
 type Env = Record<string, string | undefined>;
 
@@ -132,6 +137,8 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     groth16LiveVerificationKey: env.GROTH16_LIVE_VERIFICATION_KEY || undefined,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
+    trustProxyRequestId: boolean(env, 'TRUST_PROXY_REQUEST_ID', false),
     role,
   };
 }

@@ -2,6 +2,7 @@ import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { systemClock } from './domain/clock.ts';
 import { PeriodicJob } from './jobs/periodic.ts';
+import { createLogger, logStartupWarnings } from './logging.ts';
 import { seedSandboxIssuers } from './services/trust-registry.ts';
 import { createServiceDeps } from './services/deps.ts';
 import { expireDueSessions } from './services/expiry.ts';
@@ -22,13 +23,15 @@ async function main(): Promise<void> {
     throw err;
   }
 
+  const logger = createLogger(config);
+  logStartupWarnings(logger, config);
   const store = await openStore(config.databaseUrl);
   await migrate(store);
   const clock = systemClock;
   await seedSandboxIssuers(store.db, clock);
   // Built once: the HTTP app, the periodic jobs and the delivery worker share these.
   const services = createServiceDeps({ db: store.db, clock, config });
-  const app = await buildApp({ store, services });
+  const app = await buildApp({ store, services, logger });
 
   // Background jobs run in the worker role (and in `all`, the single-process default).
   const runsJobs = config.role !== 'api';

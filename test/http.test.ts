@@ -121,6 +121,16 @@ forEachDialect('HTTP conventions', (dialect) => {
     assert.ok(!/(src|href)="https?:\/\//.test(page.body), 'no external scripts or styles');
   });
 
+  test('/docs works over plain http on any host: its policy does not upgrade requests to https', async () => {
+    for (const url of ['/docs/', '/docs/static/swagger-initializer.js']) {
+      const res = await h.app.inject({ method: 'GET', url, headers: { host: 'matricula.internal:8080' } });
+      assert.equal(res.statusCode, 200, url);
+      const csp = String(res.headers['content-security-policy']);
+      assert.match(csp, /script-src 'self'/, `${url} keeps a policy`);
+      assert.doesNotMatch(csp, /upgrade-insecure-requests/, url);
+    }
+  });
+
   const allowOf = (res: { headers: Record<string, unknown> }) => String(res.headers.allow).split(', ').sort();
 
   test('an unknown method on a known path is a 405 method_not_allowed with Allow', async () => {

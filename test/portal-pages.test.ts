@@ -30,7 +30,7 @@ function assertPage(res: { statusCode: number; headers: Record<string, unknown>;
   assert.equal(res.headers['referrer-policy'], 'no-referrer');
   assert.equal(res.headers['x-content-type-options'], 'nosniff');
   assert.equal(res.headers['x-frame-options'], 'DENY');
-  assert.match(res.body, /^<!doctype html>\n<html lang="en">/);
+  assert.match(res.body, /^<!doctype html>\s*<html lang="en">/);
   // Nothing inline that the policy would have to allow, and nothing from elsewhere.
   assert.doesNotMatch(res.body, /<script(?![^>]*\ssrc="\/assets\/)[^>]*>/);
   assert.doesNotMatch(res.body, /<style|<[^>]*\s(style|on[a-z]+)=/i);
@@ -50,6 +50,17 @@ describe('portal pages', () => {
   after(() => h.close());
 
   const get = (url: string) => h.app.inject({ method: 'GET', url });
+
+  test('GET / is a landing page pointing to the API reference, the sandbox wallet and the first steps', async () => {
+    const res = await get('/');
+    assertPage(res, 200);
+    for (const href of ['/docs', '/openapi.json', '/wallet', '/healthz'])
+      assert.match(res.body, new RegExp(`<a href="${href}">`), href);
+    assert.match(res.body, /matricula org create/);
+    assert.match(res.body, /verificationUrl/);
+    // The links lead somewhere.
+    for (const url of ['/docs', '/wallet', '/openapi.json']) assert.ok((await get(url)).statusCode < 400, url);
+  });
 
   test('verificationUrl is {PORTAL_URL}/verify/<id>, and its path serves the page with the QR, the links and the countdown', async () => {
     const s = await createSession(h, sandbox, {

@@ -240,10 +240,25 @@ export class DeliveryWorker {
       finishedAt.toISOString(),
     );
     if (!recorded) return 'lost';
-    if (disable)
+    // One line per failed attempt, once it is recorded (a lost lease logs nothing: the holder does).
+    if (!result.ok)
       this.#log.warn(
-        { endpointId: delivery.endpoint.id, deliveryId: delivery.id },
-        'webhook endpoint answered 410 Gone: disabled',
+        {
+          endpointId: delivery.endpoint.id,
+          deliveryId: delivery.id,
+          eventId: delivery.event.id,
+          attempt: delivery.attempt,
+          statusCode: result.status ?? null,
+          outcome: result.error ?? 'http_error',
+          error: result.errorMessage ?? null,
+          nextAttemptAt: next.status === 'pending' ? next.dueAt : null,
+          endpointDisabled: disable,
+        },
+        disable
+          ? 'webhook endpoint answered 410 Gone: disabled'
+          : next.status === 'pending'
+            ? 'webhook delivery attempt failed; retrying'
+            : 'webhook delivery attempt failed; no attempts left',
       );
     return next.status === 'pending' ? 'retrying' : next.status;
   }

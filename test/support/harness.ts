@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -94,9 +94,10 @@ export async function buildTestApp(
   store: Store,
   clock: Clock,
   config: Config,
+  logger: false | FastifyBaseLogger = false,
 ): Promise<{ app: FastifyInstance; services: ServiceDeps }> {
   const services = createServiceDeps({ db: store.db, clock, config });
-  return { app: await buildApp({ store, services, logger: false }), services };
+  return { app: await buildApp({ store, services, logger }), services };
 }
 
 export interface Harness {
@@ -125,12 +126,13 @@ export interface Tenant {
 export async function startHarness(
   dialect: DialectName,
   configOverrides: Record<string, string> = {},
+  options: { logger?: FastifyBaseLogger } = {},
 ): Promise<Harness> {
   const testStore = await createTestStore(dialect);
   const clock = new TestClock();
   await seedSandboxIssuers(testStore.store.db, clock);
   const config = testConfig(configOverrides);
-  const { app, services } = await buildTestApp(testStore.store, clock, config);
+  const { app, services } = await buildTestApp(testStore.store, clock, config, options.logger);
   const extra: Array<{ app: FastifyInstance; store: Store }> = [];
   return {
     app,

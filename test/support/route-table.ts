@@ -51,6 +51,7 @@ export const PUBLIC_OPERATIONS: Record<string, string> = {
 
 /** Routes the server answers that the document leaves out: pages for people, assets, the docs. */
 export const UNDOCUMENTED_ROUTES = [
+  'GET /',
   'GET /openapi.json',
   'GET /docs',
   'GET /docs/',

@@ -1,0 +1,119 @@
+/**
+ * The process's logger: pino, JSON lines by default, human-readable with LOG_FORMAT=pretty.
+ * Every line passes {@link redactSecrets} on its way out, whatever logged it (a route, Fastify, the
+ * worker, a library's error message): wallet nonces authorize a wallet and API keys, webhook
+ * secrets and bearer tokens authorize everything else, so none of them may reach a log.
+ */
+import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
+import type { Config } from './config.ts';
+
+export type LogFormat = 'json' | 'pretty';
+
+const REDACTED = '[redacted]';
+
+/**
+ * Secret shapes, replaced wherever they occur in a serialized line. The patterns stop at `"` and
+ * `\` so a match never runs past the end of a JSON string.
+ */
+const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
+  // Secret API keys (domain/api-key-format.ts); the prefix stays, it says which environment.
+  [/\bsk_(test|live)_[0-9A-Za-z]+/g, `sk_$1_${REDACTED}`],
+  // Webhook signing secrets (webhooks/secrets.ts).
+  [/\bwhsec_[0-9A-Za-z]+/g, `whsec_${REDACTED}`],
+  // Session challenge nonces (`nonce_` + 43 base64url characters); error codes such as
+  // `nonce_mismatch` are too short to match.
+  [/\bnonce_[0-9A-Za-z_-]{16,}/g, `nonce_${REDACTED}`],
+  // `nonce=` in a query string or a qrPayload, whatever its value looks like.
+  [/([?&]nonce=)[^&#\s"\\]*/g, `$1${REDACTED}`],
+  // Authorization header values: Bearer (API keys, admin and metrics tokens) and Basic.
+  [/\b(Bearer|Basic)\s+[^\s"\\]+/gi, `$1 ${REDACTED}`],
+];
+
+/** `text` with every nonce, API key, webhook secret and bearer token replaced by a marker. */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}
+
+/** A URL as logged: the `nonce` query value removed, whatever its shape. */
+export function loggableUrl(url: string): string {
+  return url.replace(/([?&]nonce=)[^&#]*/g, `$1${REDACTED}`);
+}
+
+/**
+ * Field names whose values are secrets wherever they appear in a logged object: a second line of
+ * defence in front of the pattern scan, which catches values of shapes it does not know.
+ */
+const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-service-signature"]',
+  'headers.authorization',
+  'headers.cookie',
+  'authorization',
+  'nonce',
+  'secret',
+  'rawSecret',
+  'challengeNonce',
+  'token',
+  '*.authorization',
+  '*.nonce',
+  '*.secret',
+  '*.rawSecret',
+  '*.challengeNonce',
+  '*.token',
+];
+
+interface LoggedRequest {
+  id?: unknown;
+  method?: string;
+  url?: string;
+  ip?: string;
+}
+
+/** What a request contributes to a log line: method, path (nonce stripped), remote address. Never headers. */
+function serializeRequest(request: LoggedRequest) {
+  return { method: request.method, url: loggableUrl(request.url ?? ''), remoteAddress: request.ip };
+}
+
+export interface LoggerSettings {
+  logLevel: Config['logLevel'];
+  logFormat: LogFormat;
+}
+
+/** pino options every logger of the process shares: level, redaction, serializers. */
+export function loggerOptions(settings: Pick<LoggerSettings, 'logLevel'>): LoggerOptions {
+  return {
+    level: settings.logLevel,
+    redact: { paths: REDACT_PATHS, censor: REDACTED },
+    serializers: { req: serializeRequest, err: stdSerializers.err },
+    hooks: { streamWrite: redactSecrets },
+  };
+}
+
+/**
+ * The logger of the process. `destination` replaces standard output (tests capture lines); with
+ * LOG_FORMAT=pretty lines are formatted in-process by pino-pretty, after redaction.
+ */
+export function createLogger(settings: LoggerSettings, destination?: DestinationStream): Logger {
+  const options = loggerOptions(settings);
+  if (settings.logFormat === 'pretty') {
+    return pino(options, pretty({ destination: destination ?? 1, colorize: destination === undefined, sync: true }));
+  }
+  return destination ? pino(options, destination) : pino(options);
+}
+
+/** Logged once at start: settings that are fine for development and dangerous in production. */
+export function logStartupWarnings(
+  log: Pick<Logger, 'warn'>,
+  config: Pick<Config, 'webhookAllowPrivateTargets'>,
+): void {
+  if (config.webhookAllowPrivateTargets)
+    log.warn(
+      { setting: 'WEBHOOK_ALLOW_PRIVATE_TARGETS' },
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS=true: webhooks may target http:// and private or loopback addresses; ' +
+        'use this for local development only',
+    );
+}
