@@ -6,9 +6,10 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { newId } from './domain/ids.ts';
 import { authenticate } from './http/auth.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { ErrorBody } from './http/schemas.ts';
+import { installTextGuard } from './http/text-guard.ts';
 import { appRoutes } from './routes/apps.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -58,6 +59,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => newId('request'),
     requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false } },
+    // Longer than any id, so that a schema's maxLength names the parameter; beyond it, a 400 envelope.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installValidation(app);
@@ -71,6 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (requiresBearer(request.routeOptions.schema?.security))
       request.principal = await authenticate(store.db, request);
   });
+  installTextGuard(app);
   installIdempotency(app, { db: store.db, clock });
 
   await app.register(swagger, {
