@@ -5,10 +5,11 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { authenticate } from './http/auth.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { AccessLog, requestIdGenerator } from './http/request-log.ts';
 import { ErrorBody } from './http/schemas.ts';
+import { installTextGuard } from './http/text-guard.ts';
 import { appRoutes } from './routes/apps.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -63,6 +64,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIdGenerator(config.trustProxyRequestId),
     requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false } },
+    // Longer than any id, so that a schema's maxLength names the parameter; beyond it, a 400 envelope.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installValidation(app);
@@ -76,6 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (requiresBearer(request.routeOptions.schema?.security))
       request.principal = await authenticate(store.db, request);
   });
+  installTextGuard(app);
   installIdempotency(app, { db: store.db, clock });
 
   await app.register(swagger, {

@@ -86,6 +86,27 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   });
 }
 
+/** Longest path parameter the router accepts; longer ones never reach a schema (see frameworkErrors). */
+export const MAX_PARAM_LENGTH = 256;
+
+/**
+ * Errors the router raises before any hook runs (Fastify's `frameworkErrors` option): a path
+ * that does not decode (`/org/v1/apps/%ff`) and a path parameter longer than MAX_PARAM_LENGTH.
+ * Both answer the usual envelope with X-Request-Id, a 400 `invalid_request`, instead of
+ * Fastify's own body (and its undocumented 414 for long parameters).
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `A path parameter is longer than ${MAX_PARAM_LENGTH} characters.`
+      : error.code === 'FST_ERR_BAD_URL'
+        ? 'The path is not a valid URL: a percent-encoded sequence does not decode to UTF-8.'
+        : undefined;
+  if (!message) request.log.error({ err: error }, 'request failed');
+  void sendError(request, reply, message ? new ApiError('invalid_request', message) : toApiError(error));
+}
+
 /** One handler for every error, one response shape; details of faults go to the log only. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {

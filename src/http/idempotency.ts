@@ -47,11 +47,32 @@ function fingerprintOf(request: FastifyRequest): string {
     .digest('hex');
 }
 
+function stringField(value: unknown, name: string): string | undefined {
+  const field = value && typeof value === 'object' ? (value as Record<string, unknown>)[name] : undefined;
+  return typeof field === 'string' && field.length > 0 ? field : undefined;
+}
+
+/**
+ * Whose keys these are. An API key's requests share its organization and environment. A wallet's
+ * request carries no key: what authorizes it is the session id and the nonce, so its keys are
+ * scoped to those two (hashed: the nonce is a secret), and a wallet that knows neither cannot take
+ * a key another wallet uses. An unauthenticated request that names no session and nonce has no
+ * scope, and its Idempotency-Key is ignored.
+ */
+function scopeOf(request: FastifyRequest): string | undefined {
+  if (request.principal) return `${request.principal.orgId}:${request.principal.environment}`;
+  const sessionId = stringField(request.params, 'sessionId') ?? stringField(request.body, 'sessionId');
+  const nonce = stringField(request.body, 'nonce');
+  if (!sessionId || !nonce) return undefined;
+  return `wallet:${createHash('sha256').update(`${sessionId}\n${nonce}`).digest('hex')}`;
+}
+
 /**
  * `Idempotency-Key` on POST: the first request's response is kept 24 h and replayed for the same
  * key and the same request; the same key with another request is a 409, as is a key whose first
- * request is still running. Keys are scoped to the caller's organization and environment. A
- * secret shown once (a raw API key) is not kept for replays: the replay carries null instead.
+ * request is still running. Keys are scoped to the caller's organization and environment, or for a
+ * wallet to the session and its nonce (scopeOf). A secret shown once (a raw API key) is not kept
+ * for replays: the replay carries null instead.
  */
 export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: Clock }): void {
   const { db, clock } = deps;
@@ -66,7 +87,8 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
       throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 printable characters.', {
         param: 'Idempotency-Key',
       });
-    const scope = request.principal ? `${request.principal.orgId}:${request.principal.environment}` : 'public';
+    const scope = scopeOf(request);
+    if (!scope) return;
     const fingerprint = fingerprintOf(request);
     const now = clock.now();
     const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();

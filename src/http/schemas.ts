@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
 import { ENVIRONMENTS } from '../domain/environment.ts';
+import { MULTILINE } from './text-guard.ts';
 
 /** Schemas shared by every route: the envelopes, the error body, pagination. */
 
@@ -39,6 +40,14 @@ export const PageQuery = {
     Type.String({ maxLength: 64, description: 'Id of the last item of the previous page.' }),
   ),
 };
+
+/**
+ * Free text that may span lines: tab and line breaks are allowed here and nowhere else in a body
+ * (http/text-guard.ts refuses every other control character everywhere).
+ */
+export function MultilineText(options: { maxLength: number; description?: string }) {
+  return Type.String({ ...options, [MULTILINE]: true });
+}
 
 export const Environment = Type.Union(ENVIRONMENTS.map((e) => Type.Literal(e)));
 

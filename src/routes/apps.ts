@@ -8,6 +8,7 @@ import {
   IsoTimestamp,
   envelope,
   listEnvelope,
+  MultilineText,
   PageQuery,
 } from '../http/schemas.ts';
 import {
@@ -59,7 +60,7 @@ export const ApplicationDetails = Type.Object({
 });
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const Description = Type.String({ maxLength: 2000 });
+const Description = MultilineText({ maxLength: 2000 });
 const AppIdParams = Type.Object({ appId: Type.String({ maxLength: 64 }) });
 
 export const CreateApplicationBody = {

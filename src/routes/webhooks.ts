@@ -9,6 +9,7 @@ import {
   errorResponses,
   IsoTimestamp,
   listEnvelope,
+  MultilineText,
   PageQuery,
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -101,7 +102,7 @@ const Events = Type.Array(Type.String({ maxLength: 100 }), {
   maxItems: EVENT_TYPES.length,
   description: `Any of ${EVENT_TYPES.join(', ')}`,
 });
-const Description = Type.String({ maxLength: 2000 });
+const Description = MultilineText({ maxLength: 2000 });
 const WebhookParams = Type.Object({ webhookId: Type.String({ maxLength: 64 }) });
 const DeliveryParams = Type.Object({
   webhookId: Type.String({ maxLength: 64 }),
