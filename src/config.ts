@@ -27,6 +27,10 @@ export interface Config {
   groth16LiveVerificationKey?: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   role: Role;
+  /** Bearer token GET /metrics requires; unset, the metrics are open. */
+  metricsToken?: string;
+  /** Bearer token of the admin API (/admin/v1); unset, the admin API is off (404). */
+  adminToken?: string;
 }
 
 export class ConfigError extends Error {
@@ -105,6 +109,15 @@ function databaseUrl(env: Env): string {
   );
 }
 
+/** An operator's bearer token: unset or empty means none; too short to resist guessing is refused. */
+function operatorToken(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 16 || /\s/.test(raw))
+    throw new ConfigError(name, 'must be at least 16 characters without spaces (e.g. openssl rand -hex 32)');
+  return raw;
+}
+
 /** Parses the environment (and the `--role` flag) into a {@link Config}, or throws {@link ConfigError}. */
 export function loadConfig(env: Env = process.env, argv: string[] = []): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -133,5 +146,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     groth16LiveVerificationKey: env.GROTH16_LIVE_VERIFICATION_KEY || undefined,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     role,
+    metricsToken: operatorToken(env, 'METRICS_TOKEN'),
+    adminToken: operatorToken(env, 'ADMIN_TOKEN'),
   };
 }

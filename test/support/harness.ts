@@ -95,7 +95,7 @@ export async function buildTestApp(
   clock: Clock,
   config: Config,
 ): Promise<{ app: FastifyInstance; services: ServiceDeps }> {
-  const services = createServiceDeps({ db: store.db, clock, config });
+  const services = createServiceDeps({ db: store.db, clock, config, pool: store.pgPool });
   return { app: await buildApp({ store, services, logger: false }), services };
 }
 
