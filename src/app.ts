@@ -15,6 +15,7 @@ import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { landingRoutes } from './routes/landing.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { portalRoutes } from './routes/portal.ts';
 import { sandboxWalletRoutes } from './routes/sandbox-wallet.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -81,6 +82,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       request.principal = await authenticate(store.db, request);
   });
   installTextGuard(app);
+  // Labelled by the route pattern, never the URL: ids and nonces stay out of the metrics.
+  app.addHook('onResponse', async (request, reply) => {
+    services.metrics.httpRequest({
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+    });
+  });
   installIdempotency(app, { db: store.db, clock });
 
   await app.register(swagger, {
@@ -95,6 +105,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'Secret API key sk_test_… or sk_live_…' },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'METRICS_TOKEN, when the operator set one (docs/operations.md)',
+          },
         },
       },
     },
@@ -112,6 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(services));
+  await app.register(metricsRoutes(services));
   await app.register(appRoutes(services));
   await app.register(keyRoutes(services));
   await app.register(sessionRoutes(services));

@@ -31,6 +31,10 @@ export interface Config {
   /** Keep a valid incoming X-Request-Id (set by a trusted proxy) instead of generating one. */
   trustProxyRequestId: boolean;
   role: Role;
+  /** Bearer token GET /metrics requires; unset, the metrics are open. */
+  metricsToken?: string;
+  /** Bearer token of the admin API (/admin/v1); unset, the admin API is off (404). */
+  adminToken?: string;
 }
 
 export class ConfigError extends Error {
@@ -110,6 +114,15 @@ function databaseUrl(env: Env): string {
   );
 }
 
+/** An operator's bearer token: unset or empty means none; too short to resist guessing is refused. */
+function operatorToken(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 16 || /\s/.test(raw))
+    throw new ConfigError(name, 'must be at least 16 characters without spaces (e.g. openssl rand -hex 32)');
+  return raw;
+}
+
 /** Parses the environment (and the `--role` flag) into a {@link Config}, or throws {@link ConfigError}. */
 export function loadConfig(env: Env = process.env, argv: string[] = []): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -140,5 +153,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
     trustProxyRequestId: boolean(env, 'TRUST_PROXY_REQUEST_ID', false),
     role,
+    metricsToken: operatorToken(env, 'METRICS_TOKEN'),
+    adminToken: operatorToken(env, 'ADMIN_TOKEN'),
   };
 }

@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const clock = systemClock;
   await seedSandboxIssuers(store.db, clock);
   // Built once: the HTTP app, the periodic jobs and the delivery worker share these.
-  const services = createServiceDeps({ db: store.db, clock, config });
+  const services = createServiceDeps({ db: store.db, clock, config, pool: store.pgPool });
   const app = await buildApp({ store, services, logger });
 
   // Background jobs run in the worker role (and in `all`, the single-process default).
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   // API processes only write the outbox; the worker role and `all` deliver webhooks. A commit in
   // this process wakes the worker through services.wakeups, other processes' through NOTIFY.
   const worker = runsJobs
-    ? new DeliveryWorker({ store, clock, config, wakeups: services.wakeups, log: app.log })
+    ? new DeliveryWorker({ store, clock, config, wakeups: services.wakeups, log: app.log, metrics: services.metrics })
     : undefined;
 
   let stopping = false;

@@ -4,6 +4,7 @@ import type { TrustRegistry } from '../domain/credentials.ts';
 import { createVerifiers, type Verifiers } from '../proofs/formats.ts';
 import type { Db } from '../store/db.ts';
 import { DeliveryWakeups } from '../webhooks/wake.ts';
+import { PrometheusMetrics, type PoolStats } from './metrics.ts';
 import { databaseTrustRegistry } from './trust-registry.ts';
 import { createUnitOfWork, type UnitOfWork } from './unit-of-work.ts';
 
@@ -19,9 +20,17 @@ export interface ServiceDeps {
   unitOfWork: UnitOfWork;
   /** This process's delivery workers subscribe here; only the unit of work notifies. */
   wakeups: DeliveryWakeups;
+  /** This instance's Prometheus metrics (GET /metrics); use cases and the worker record through it. */
+  metrics: PrometheusMetrics;
 }
 
-export function createServiceDeps(input: { db: Db; clock: Clock; config: Config }): ServiceDeps {
+export function createServiceDeps(input: {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  /** The PostgreSQL pool (Store.pgPool), whose use the metrics report. */
+  pool?: PoolStats;
+}): ServiceDeps {
   const wakeups = new DeliveryWakeups();
   return {
     db: input.db,
@@ -31,5 +40,6 @@ export function createServiceDeps(input: { db: Db; clock: Clock; config: Config 
     verifiers: createVerifiers({ groth16LiveVerificationKeyPath: input.config.groth16LiveVerificationKey }),
     unitOfWork: createUnitOfWork({ db: input.db, clock: input.clock, wakeups }),
     wakeups,
+    metrics: new PrometheusMetrics({ db: input.db, clock: input.clock, pool: input.pool }),
   };
 }

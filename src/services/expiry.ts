@@ -23,7 +23,10 @@ export async function expireDueSessions(deps: ServiceDeps, batchSize = 100): Pro
       await work.record(session, 'verification.expired', { sessionId: session.id });
       return true;
     });
-    if (moved) expired++;
+    if (moved) {
+      expired++;
+      deps.metrics.sessionCompleted({ outcome: 'expired', format: 'none' });
+    }
   }
   return expired;
 }

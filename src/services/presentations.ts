@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import type { ClaimName } from '../domain/claims.ts';
+import type { MetricsRecorder } from '../domain/metrics.ts';
 import type { Verifiers } from '../proofs/formats.ts';
 import { claimsToRequest, qualify, reportedClaims } from '../proofs/qualify.ts';
 import type { RejectionReason, VerifiedPresentation } from '../proofs/types.ts';
@@ -23,6 +25,20 @@ export interface CheckInput {
 
 /** Verifies the cryptography with the format's verifier, then judges the claims the same way for every format. */
 export async function checkPresentation(
+  deps: { verifiers: Verifiers; trustRegistry: TrustRegistry; metrics: MetricsRecorder },
+  input: CheckInput,
+): Promise<PresentationOutcome> {
+  const started = performance.now();
+  const outcome = await verifyAndJudge(deps, input);
+  deps.metrics.presentationChecked({
+    format: input.format,
+    result: outcome.kind === 'rejected' ? 'rejected' : outcome.result.verified ? 'verified' : 'not_verified',
+    seconds: (performance.now() - started) / 1000,
+  });
+  return outcome;
+}
+
+async function verifyAndJudge(
   deps: { verifiers: Verifiers; trustRegistry: TrustRegistry },
   input: CheckInput,
 ): Promise<PresentationOutcome> {

@@ -60,6 +60,7 @@ export async function createSession(deps: ServiceDeps, principal: Principal, inp
     completedAt: null,
   };
   await insertSession(deps.db, session);
+  deps.metrics.sessionCreated({ environment: session.environment });
   return session;
 }
 
@@ -130,6 +131,7 @@ export async function cancelSession(deps: ServiceDeps, principal: Principal, id:
     await work.record(session, 'verification.cancelled', { sessionId: session.id });
     return true;
   });
+  if (moved) deps.metrics.sessionCompleted({ outcome: 'cancelled', format: 'none' });
   if (!moved) {
     const error = await refusal(deps, session.id, 'cancel');
     // For the business, an expired session is a state like any other: not a 410.

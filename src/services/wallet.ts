@@ -64,6 +64,7 @@ export async function recordConsent(
     });
     return true;
   });
+  if (moved && to === 'declined') deps.metrics.sessionCompleted({ outcome: 'declined', format: 'none' });
   if (!moved) throw await refusal(deps, session.id, decision === 'approved' ? 'consent to' : 'decline');
   return { sessionId: session.id, status: to };
 }
@@ -75,13 +76,19 @@ export interface SubmissionOutcome {
   failureReason: string | null;
 }
 
-function complete(deps: ServiceDeps, session: Session, result: SessionResult, at: string): Promise<boolean> {
-  return deps.unitOfWork(async (work) => {
+async function complete(deps: ServiceDeps, session: Session, result: SessionResult, at: string): Promise<boolean> {
+  const moved = await deps.unitOfWork(async (work) => {
     if (!(await transitionSession(work.db, session.id, { to: 'completed', at, requireUnexpired: true, result })))
       return false;
     await work.record(session, 'verification.completed', completedEventData(session.id, result));
     return true;
   });
+  if (moved)
+    deps.metrics.sessionCompleted({
+      outcome: result.verified ? 'verified' : 'not_verified',
+      format: result.format ?? 'none',
+    });
+  return moved;
 }
 
 /**

@@ -331,3 +331,16 @@ export async function listDeliveries(
   const result = await fetchPage(query, 'id', page, toDelivery);
   return { ...result, items: await withAttempts(db, result.items) };
 }
+
+/** The outbox backlog: deliveries due now to an enabled endpoint, and when the oldest of them came due. */
+export async function dueDeliveryBacklog(db: Db, now: string): Promise<{ count: number; oldestDueAt: string | null }> {
+  const row = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('d.due_at').as('oldest')])
+    .where('d.status', 'in', CLAIMABLE)
+    .where('d.due_at', '<=', now)
+    .where('e.enabled', '=', 1)
+    .executeTakeFirst();
+  return { count: Number(row?.n ?? 0), oldestDueAt: row?.oldest ? String(row.oldest) : null };
+}

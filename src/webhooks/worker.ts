@@ -4,6 +4,7 @@ import type { Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { newId } from '../domain/ids.ts';
+import { noMetrics, type MetricsRecorder } from '../domain/metrics.ts';
 import type { Store } from '../store/db.ts';
 import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from '../store/webhook-deliveries.ts';
 import { afterAttempt, envelopeBody, signingSecrets } from './delivery-policy.ts';
@@ -47,6 +48,8 @@ export interface DeliveryWorkerOptions {
   /** Defaults to an SSRF-guarded dispatcher under the configured policy (closed on stop). */
   dispatcher?: Dispatcher;
   log?: WorkerLog;
+  /** Counts every attempt by result (ServiceDeps.metrics); records nothing by default. */
+  metrics?: MetricsRecorder;
   /** Names this worker in the attempt log; defaults to host/pid/random. */
   workerId?: string;
   maxInFlight?: number;
@@ -196,13 +199,16 @@ export class DeliveryWorker {
 
   /** Sends one claimed delivery and records the attempt. Never rejects. */
   async #deliver(delivery: ClaimedDelivery): Promise<Outcome> {
+    let outcome: Outcome;
     try {
-      return await this.#attempt(delivery);
+      outcome = await this.#attempt(delivery);
     } catch (err) {
       // Recording failed (database trouble): the lease runs out and another attempt follows.
       this.#log.error({ err, deliveryId: delivery.id }, 'webhook delivery could not be recorded');
-      return 'lost';
+      outcome = 'lost';
     }
+    (this.#options.metrics ?? noMetrics).webhookDelivery({ result: outcome });
+    return outcome;
   }
 
   async #attempt(delivery: ClaimedDelivery): Promise<Outcome> {

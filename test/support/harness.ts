@@ -96,7 +96,7 @@ export async function buildTestApp(
   config: Config,
   logger: false | FastifyBaseLogger = false,
 ): Promise<{ app: FastifyInstance; services: ServiceDeps }> {
-  const services = createServiceDeps({ db: store.db, clock, config });
+  const services = createServiceDeps({ db: store.db, clock, config, pool: store.pgPool });
   return { app: await buildApp({ store, services, logger }), services };
 }
 

@@ -42,6 +42,7 @@ export interface Operation {
 export const PUBLIC_OPERATIONS: Record<string, string> = {
   'GET /healthz': 'liveness probe',
   'GET /readyz': 'readiness probe',
+  'GET /metrics': 'Prometheus scrape: METRICS_TOKEN when set (test/metrics.test.ts), no tenant data',
   'GET /verification/v1/sessions/{sessionId}/status': 'portal page: the state of a session and nothing else',
   'GET /verification/v1/sessions/{sessionId}/request': 'wallet: the session id and its nonce',
   'POST /verification/v1/sessions/{sessionId}/consent': 'wallet: the session id and its nonce',

@@ -1,0 +1,27 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { requireOperatorToken } from '../http/operator-token.ts';
+import { errorResponses } from '../http/schemas.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+
+/** GET /metrics: the Prometheus exposition of this instance, behind METRICS_TOKEN when it is set. */
+export const metricsRoutes =
+  (deps: Pick<ServiceDeps, 'metrics' | 'config'>): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get('/metrics', {
+      schema: {
+        tags: ['Operations'],
+        summary: 'Prometheus metrics (text exposition format)',
+        description:
+          'Requests, sessions, presentation verification time, webhook deliveries, the outbox backlog and the database pool. ' +
+          'When METRICS_TOKEN is set, send Authorization: Bearer <METRICS_TOKEN>; otherwise it is open.',
+        security: [{ metricsToken: [] }],
+        response: { ...errorResponses('unauthenticated') },
+      },
+      handler: async (request, reply) => {
+        const token = deps.config.metricsToken;
+        if (token) requireOperatorToken(request, token, 'METRICS_TOKEN');
+        const { contentType, body } = await deps.metrics.scrape();
+        return reply.type(contentType).send(body);
+      },
+    });
+  };

@@ -1,0 +1,142 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Clock } from '../domain/clock.ts';
+import type { DeliveryResult, MetricsRecorder, PresentationCheckResult, SessionOutcome } from '../domain/metrics.ts';
+import type { Db } from '../store/db.ts';
+import { dueDeliveryBacklog } from '../store/webhook-deliveries.ts';
+
+/** What the metrics read of a PostgreSQL pool (pg.Pool has these). */
+export interface PoolStats {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/**
+ * The Prometheus metrics of one app instance, in a registry of its own (tests build many apps in
+ * one process; the default global registry would mix them). Counters and histograms are moved by
+ * the recorder methods; the outbox and pool gauges are read when scraped.
+ */
+export class PrometheusMetrics implements MetricsRecorder {
+  readonly registry = new Registry();
+  readonly #http: Histogram<'method' | 'route' | 'status'>;
+  readonly #httpTotal: Counter<'method' | 'route' | 'status'>;
+  readonly #sessionsCreated: Counter<'environment'>;
+  readonly #sessionsCompleted: Counter<'outcome' | 'format'>;
+  readonly #presentation: Histogram<'format' | 'result'>;
+  readonly #deliveries: Counter<'result'>;
+
+  constructor(input: { db: Db; clock: Clock; pool?: PoolStats }) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.#http = new Histogram({
+      name: 'matricula_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.#httpTotal = new Counter({
+      name: 'matricula_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.#sessionsCreated = new Counter({
+      name: 'matricula_sessions_created_total',
+      help: 'Verification sessions created, by environment.',
+      labelNames: ['environment'],
+      registers,
+    });
+    this.#sessionsCompleted = new Counter({
+      name: 'matricula_sessions_completed_total',
+      help: 'Verification sessions that reached a final state, by outcome and credential format (none: no presentation decided it).',
+      labelNames: ['outcome', 'format'],
+      registers,
+    });
+    this.#presentation = new Histogram({
+      name: 'matricula_presentation_verification_seconds',
+      help: 'Time to verify one presentation (cryptography and claims), by format and result.',
+      labelNames: ['format', 'result'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.#deliveries = new Counter({
+      name: 'matricula_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by result (succeeded, retrying, failed, lost: the lease was lost).',
+      labelNames: ['result'],
+      registers,
+    });
+
+    const { db, clock, pool } = input;
+    // One database read per scrape serves both outbox gauges.
+    let backlog: Promise<{ count: number; oldestDueAt: string | null }> | undefined;
+    const readBacklog = () => {
+      backlog ??= dueDeliveryBacklog(db, clock.now().toISOString()).finally(() => {
+        backlog = undefined;
+      });
+      return backlog;
+    };
+    new Gauge({
+      name: 'matricula_outbox_due_deliveries',
+      help: 'Webhook deliveries due now and not yet sent (to enabled endpoints).',
+      registers,
+      async collect() {
+        this.set((await readBacklog()).count);
+      },
+    });
+    new Gauge({
+      name: 'matricula_outbox_oldest_due_age_seconds',
+      help: 'How long the oldest due webhook delivery has waited; 0 when none is due.',
+      registers,
+      async collect() {
+        const { oldestDueAt } = await readBacklog();
+        this.set(oldestDueAt ? Math.max(0, (clock.now().getTime() - Date.parse(oldestDueAt)) / 1000) : 0);
+      },
+    });
+    if (pool) {
+      const poolGauge = (name: string, help: string, read: (p: PoolStats) => number) =>
+        new Gauge({
+          name,
+          help,
+          registers,
+          collect() {
+            this.set(read(pool));
+          },
+        });
+      poolGauge('matricula_db_pool_connections', 'PostgreSQL pool: open connections.', (p) => p.totalCount);
+      poolGauge('matricula_db_pool_idle_connections', 'PostgreSQL pool: idle connections.', (p) => p.idleCount);
+      poolGauge(
+        'matricula_db_pool_waiting_requests',
+        'PostgreSQL pool: queries waiting for a connection.',
+        (p) => p.waitingCount,
+      );
+    }
+  }
+
+  httpRequest(input: { method: string; route: string; status: number; seconds: number }): void {
+    const labels = { method: input.method, route: input.route, status: String(input.status) };
+    this.#http.observe(labels, input.seconds);
+    this.#httpTotal.inc(labels);
+  }
+
+  sessionCreated(input: { environment: string }): void {
+    this.#sessionsCreated.inc(input);
+  }
+
+  sessionCompleted(input: { outcome: SessionOutcome; format: string }): void {
+    this.#sessionsCompleted.inc(input);
+  }
+
+  presentationChecked(input: { format: string; result: PresentationCheckResult; seconds: number }): void {
+    this.#presentation.observe({ format: input.format, result: input.result }, input.seconds);
+  }
+
+  webhookDelivery(input: { result: DeliveryResult }): void {
+    this.#deliveries.inc(input);
+  }
+
+  /** The exposition text and its content type, for GET /metrics. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
