@@ -44,7 +44,7 @@ forEachDialect('webhook endpoints API', (dialect) => {
     const created = res.json().data;
     assert.deepEqual(Object.keys(created).sort(), [...ENDPOINT_FIELDS, 'secret'].sort());
     assert.match(created.id, /^whk_[0-9a-z]{26}$/);
-    assert.match(created.secret, /^whsec_[0-9A-Za-z]{43}$/);
+    assert.match(created.secret, /^whsec_[0-9A-Za-z]{44}$/);
     assert.deepEqual(created.events, ['verification.completed', 'consent.approved']);
     assert.equal(created.enabled, true);
     assert.equal(created.disabledReason, null);

@@ -14,6 +14,13 @@ import { createEndpoint, emitEvent, sentHeaders, within, workerFor } from './sup
 const hmac = (secret: string, t: string, body: Buffer) =>
   createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
 
+/** Standard Webhooks v1, computed here: base64 HMAC-SHA256 keyed with the base64 after whsec_. */
+const standardHmac = (secret: string, id: string, t: string, body: Buffer) =>
+  createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${t}.`)
+    .update(body)
+    .digest('base64');
+
 function signatureParts(header: string) {
   const items = header.split(',').map((item) => item.split('='));
   return { t: items.find(([k]) => k === 't')![1], v1: items.filter(([k]) => k === 'v1').map(([, v]) => v) };
@@ -86,6 +93,9 @@ forEachDialect('webhook delivery', (dialect) => {
       'X-Service-Event': 'verification.completed',
       'X-Service-Delivery': delivery.id,
       'X-Service-Delivery-Attempt': '1',
+      'webhook-id': event.id,
+      'webhook-timestamp': t,
+      'webhook-signature': `v1,${standardHmac(endpoint.secret, event.id, t, request.body)}`,
     });
     assert.match(delivery.id, /^del_[0-9a-z]{26}$/);
     const verified = verifyWebhookSignature(request.body, request.headers['x-service-signature'], endpoint.secret, {

@@ -13,7 +13,7 @@ import {
 } from '../src/domain/backoff.ts';
 import { TestClock } from '../src/domain/clock.ts';
 import { buildDeliveryHeaders, RESPONSE_BODY_LIMIT_BYTES, sendWebhook } from '../src/webhooks/sender.ts';
-import { signPayload } from '../src/webhooks/signature.ts';
+import { signPayload, signStandardWebhook } from '../src/webhooks/signature.ts';
 import { newSigningSecret } from '../src/webhooks/secrets.ts';
 import { createGuardedDispatcher } from '../src/webhooks/ssrf.ts';
 import { verifyWebhookSignature } from '../src/webhooks/verify-signature.ts';
@@ -40,6 +40,11 @@ describe('sendWebhook against a real local receiver', () => {
     deliveryId: 'del_01jd0000000000000000000000',
     attempt: 3,
     signature: signPayload(BODY, [secret], t),
+    standard: {
+      id: 'evt_01jd0000000000000000000000',
+      timestamp: t,
+      signature: signStandardWebhook('evt_01jd0000000000000000000000', BODY, [secret], t),
+    },
   });
   const send = (timeoutMs?: number) => sendWebhook({ url: receiver.url, body: BODY, headers, dispatcher, timeoutMs });
 
@@ -74,7 +79,11 @@ describe('sendWebhook against a real local receiver', () => {
       'X-Service-Event': 'webhook.test',
       'X-Service-Delivery': 'del_01jd0000000000000000000000',
       'X-Service-Delivery-Attempt': '3',
+      'webhook-id': 'evt_01jd0000000000000000000000',
+      'webhook-timestamp': String(t),
+      'webhook-signature': headers['webhook-signature'],
     });
+    assert.match(headers['webhook-signature'], /^v1,[A-Za-z0-9+/]{43}=$/);
     // What arrived verifies with the receiver-side verifier, over the raw bytes.
     const verified = verifyWebhookSignature(request.body, request.headers['x-service-signature'], secret, {
       now: t * 1000,
@@ -187,13 +196,16 @@ describe('sendWebhook against a real local receiver', () => {
   });
 });
 
+const NO_STANDARD = { id: 'evt_abc', timestamp: 1, signature: '' };
+
 describe('buildDeliveryHeaders', () => {
-  it('produces exactly the six delivery headers', () => {
+  it('produces exactly the six delivery headers and the three Standard Webhooks headers', () => {
     const headers = buildDeliveryHeaders({
       eventName: 'verification.completed',
       deliveryId: 'del_abc',
       attempt: 1,
       signature: 't=1,v1=ab',
+      standard: { id: 'evt_abc', timestamp: 1, signature: 'v1,AB==' },
     });
     assert.deepEqual(headers, {
       'Content-Type': 'application/json',
@@ -202,16 +214,33 @@ describe('buildDeliveryHeaders', () => {
       'X-Service-Event': 'verification.completed',
       'X-Service-Delivery': 'del_abc',
       'X-Service-Delivery-Attempt': '1',
+      'webhook-id': 'evt_abc',
+      'webhook-timestamp': '1',
+      'webhook-signature': 'v1,AB==',
     });
   });
 
   it('refuses a non-delivery id or attempt 0', () => {
     assert.throws(
-      () => buildDeliveryHeaders({ eventName: 'x', deliveryId: 'evt_abc', attempt: 1, signature: '' }),
+      () =>
+        buildDeliveryHeaders({
+          eventName: 'x',
+          deliveryId: 'evt_abc',
+          attempt: 1,
+          signature: '',
+          standard: NO_STANDARD,
+        }),
       TypeError,
     );
     assert.throws(
-      () => buildDeliveryHeaders({ eventName: 'x', deliveryId: 'del_abc', attempt: 0, signature: '' }),
+      () =>
+        buildDeliveryHeaders({
+          eventName: 'x',
+          deliveryId: 'del_abc',
+          attempt: 0,
+          signature: '',
+          standard: NO_STANDARD,
+        }),
       TypeError,
     );
   });
@@ -333,7 +362,12 @@ describe('the receiver example of docs/webhooks.md', () => {
     const signedBody = BODY;
     const t = options.t ?? Math.floor(Date.now() / 1000);
     const signature = signPayload(signedBody, options.secrets ?? [newSecret], t);
-    const headers = buildDeliveryHeaders({ eventName: 'webhook.test', deliveryId, attempt: 1, signature });
+    const standard = {
+      id: 'evt_docs_example',
+      timestamp: t,
+      signature: signStandardWebhook('evt_docs_example', signedBody, options.secrets ?? [newSecret], t),
+    };
+    const headers = buildDeliveryHeaders({ eventName: 'webhook.test', deliveryId, attempt: 1, signature, standard });
     return sendWebhook({ url, body: options.body ?? signedBody, headers, dispatcher });
   }
 

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { signPayload, unixSeconds } from '../src/webhooks/signature.ts';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { signPayload, signStandardWebhook, unixSeconds } from '../src/webhooks/signature.ts';
 import { isSigningSecret, newSigningSecret } from '../src/webhooks/secrets.ts';
-import { verifyWebhookSignature } from '../src/webhooks/verify-signature.ts';
+import { standardWebhooksKey, verifyWebhookSignature } from '../src/webhooks/verify-signature.ts';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 const T = unixSeconds(NOW);
@@ -179,15 +180,27 @@ describe('verifyWebhookSignature: rejects', () => {
 });
 
 describe('newSigningSecret', () => {
-  it('is whsec_ and 43 base62 characters, different every time', () => {
+  it('is whsec_ and 44 base62 characters, different every time', () => {
     const secrets = new Set(Array.from({ length: 200 }, () => newSigningSecret()));
     assert.equal(secrets.size, 200);
     for (const secret of secrets) {
-      assert.match(secret, /^whsec_[0-9A-Za-z]{43}$/);
+      assert.match(secret, /^whsec_[0-9A-Za-z]{44}$/);
       assert.ok(isSigningSecret(secret));
     }
+    // Secrets made before Standard Webhooks support (43 characters) are still secrets.
+    assert.ok(isSigningSecret(SECRET));
     assert.equal(isSigningSecret('whsec_short'), false);
     assert.equal(isSigningSecret(`sk_test_${'a'.repeat(43)}`), false);
+  });
+
+  it('is canonical Standard Webhooks base64: 33 key bytes that encode back to the same 44 characters', () => {
+    for (let i = 0; i < 50; i++) {
+      const secret = newSigningSecret();
+      const key = Buffer.from(secret.slice(6), 'base64');
+      assert.equal(key.length, 33);
+      assert.equal(key.toString('base64'), secret.slice(6));
+      assert.deepEqual(standardWebhooksKey(secret), key);
+    }
   });
 
   it('uses the whole alphabet evenly (no modulo bias toward the first characters)', () => {
@@ -197,10 +210,87 @@ describe('newSigningSecret', () => {
     }
     assert.equal(counts.size, 62);
     // A plain `byte % 62` would draw '0'..'7' 5/4 as often as the rest; here the ratio of the two
-    // groups' means must stay within 10 % (about 7 standard deviations for 43,000 draws).
+    // groups' means must stay within 10 % (about 7 standard deviations for 44,000 draws).
     const mean = (chars: string[]) => chars.reduce((sum, ch) => sum + (counts.get(ch) ?? 0), 0) / chars.length;
     const first8 = mean([...'01234567']);
     const rest = mean([...counts.keys()].filter((ch) => !'01234567'.includes(ch)));
     assert.ok(first8 / rest < 1.1 && first8 / rest > 0.9, `first 8: ${first8}, rest: ${rest}`);
+  });
+});
+
+describe('Standard Webhooks (webhook-* headers)', () => {
+  const ID = 'evt_01jd0000000000000000000000';
+  const NEW = 'whsec_0123456789abcdefghijABCDEFGHIJ0123456789abcd';
+  const swHeaders = (secrets: string[], t = T, id = ID, body = BODY) => ({
+    'webhook-id': id,
+    'webhook-timestamp': String(t),
+    'webhook-signature': signStandardWebhook(id, body, secrets, t),
+  });
+
+  it('signs as the standardwebhooks library signs, with the base64 after whsec_ as the key', () => {
+    for (const secret of [NEW, SECRET]) {
+      const library = new StandardWebhook(secret).sign(ID, NOW, BODY);
+      assert.equal(signStandardWebhook(ID, BODY, [secret], T), library);
+      const independent = createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
+        .update(`${ID}.${T}.${BODY}`)
+        .digest('base64');
+      assert.equal(library, `v1,${independent}`);
+    }
+    assert.equal(
+      signStandardWebhook(ID, BODY, [NEW, SECRET], T),
+      `${new StandardWebhook(NEW).sign(ID, NOW, BODY)} ${new StandardWebhook(SECRET).sign(ID, NOW, BODY)}`,
+    );
+  });
+
+  it('verifyWebhookSignature takes the headers and checks every scheme present', () => {
+    const both = { ...swHeaders([NEW]), 'X-Service-Signature': signPayload(BODY, [NEW], T) };
+    assert.deepEqual(verifyWebhookSignature(BODY, both, NEW, { now: NOW }), {
+      ok: true,
+      timestamp: T,
+      schemes: ['standard-webhooks', 'x-service'],
+      webhookId: ID,
+    });
+    assert.deepEqual(verifyWebhookSignature(BODY, new Headers(swHeaders([NEW])), NEW, { now: NOW }), {
+      ok: true,
+      timestamp: T,
+      schemes: ['standard-webhooks'],
+      webhookId: ID,
+    });
+    // Both present, one forged: refused, naming the scheme.
+    const forgedService = { ...both, 'X-Service-Signature': signPayload(BODY, [newSigningSecret()], T) };
+    const refused = verifyWebhookSignature(BODY, forgedService, NEW, { now: NOW });
+    assert.deepEqual(refused.ok ? 'accepted' : [refused.reason, refused.scheme], ['signature_mismatch', 'x-service']);
+  });
+
+  it('refuses a wrong secret, another id, a changed body, missing headers and an old timestamp', () => {
+    const reason = (r: ReturnType<typeof verifyWebhookSignature>) => (r.ok ? 'accepted' : r.reason);
+    const headers = swHeaders([NEW]);
+    assert.equal(reason(verifyWebhookSignature(BODY, headers, SECRET, { now: NOW })), 'signature_mismatch');
+    assert.equal(
+      reason(verifyWebhookSignature(BODY, { ...headers, 'webhook-id': 'evt_other' }, NEW, { now: NOW })),
+      'signature_mismatch',
+    );
+    assert.equal(reason(verifyWebhookSignature(`${BODY} `, headers, NEW, { now: NOW })), 'signature_mismatch');
+    assert.equal(
+      reason(verifyWebhookSignature(BODY, { 'webhook-signature': headers['webhook-signature'] }, NEW, { now: NOW })),
+      'missing_webhook_id',
+    );
+    assert.equal(reason(verifyWebhookSignature(BODY, {}, NEW, { now: NOW })), 'missing_header');
+    assert.equal(
+      reason(verifyWebhookSignature(BODY, { ...headers, 'webhook-signature': 'v2,abc' }, NEW, { now: NOW })),
+      'missing_signature',
+    );
+    assert.equal(
+      reason(verifyWebhookSignature(BODY, headers, NEW, { now: (T + 301) * 1000 })),
+      'timestamp_outside_tolerance',
+    );
+  });
+
+  it('during a rotation either secret verifies the space-separated signatures', () => {
+    const headers = swHeaders([NEW, SECRET]);
+    assert.equal(headers['webhook-signature'].split(' ').length, 2);
+    for (const secret of [NEW, SECRET]) {
+      assert.equal(verifyWebhookSignature(BODY, headers, secret, { now: NOW }).ok, true);
+    }
   });
 });

@@ -164,6 +164,7 @@ describe('createGuardedDispatcher (delivery)', () => {
     deliveryId: 'del_test',
     attempt: 1,
     signature: 't=1,v1=00',
+    standard: { id: 'evt_test', timestamp: 1, signature: 'v1,AA==' },
   });
 
   async function sendWith(policy: { allowPrivateTargets: boolean; lookup: HostResolver }, url: string) {

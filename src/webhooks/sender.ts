@@ -150,11 +150,15 @@ export interface DeliveryHeaderInput {
   attempt: number;
   /** The `X-Service-Signature` value from signPayload. */
   signature: string;
+  /** Standard Webhooks: the event id (`webhook-id`, stable across retries), the signing time in
+   * unix seconds and the `webhook-signature` value from signStandardWebhook. */
+  standard: { id: string; timestamp: number; signature: string };
 }
 
 /**
  * The headers of a delivery, exactly: Content-Type, User-Agent, X-Service-Signature,
- * X-Service-Event, X-Service-Delivery, X-Service-Delivery-Attempt.
+ * X-Service-Event, X-Service-Delivery, X-Service-Delivery-Attempt, and the Standard Webhooks
+ * webhook-id, webhook-timestamp and webhook-signature.
  * @throws TypeError for a delivery id without `del_` or an attempt that is not a whole number >= 1.
  */
 export function buildDeliveryHeaders(input: DeliveryHeaderInput): Record<string, string> {
@@ -168,5 +172,8 @@ export function buildDeliveryHeaders(input: DeliveryHeaderInput): Record<string,
     'X-Service-Event': input.eventName,
     'X-Service-Delivery': input.deliveryId,
     'X-Service-Delivery-Attempt': String(input.attempt),
+    'webhook-id': input.standard.id,
+    'webhook-timestamp': String(input.standard.timestamp),
+    'webhook-signature': input.standard.signature,
   };
 }

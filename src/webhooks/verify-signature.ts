@@ -4,14 +4,24 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * Receiver-side verification of Matricula webhook signatures, published as `matricula/webhooks`.
  *
  * This module stands alone (node:crypto only) so that integrators can use it, or copy it, without
- * the rest of the service. The scheme is Stripe's, byte for byte:
+ * the rest of the service. Every delivery carries two signatures of the same body, made with the
+ * same signing secret string; either is enough to authenticate it.
  *
- *   X-Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…]
- *   v1 = lowercase hex HMAC-SHA256( key = the endpoint's whole signing secret string,
- *                                   message = `${t}.` + the raw request body bytes )
+ * 1. `X-Service-Signature` (the interface spec §6.2; Stripe's scheme byte for byte):
  *
- * The HMAC key is the secret exactly as shown to you, `whsec_` prefix included (not decoded).
- * During a secret rotation the header carries one `v1` per valid secret; a delivery is authentic
+ *      X-Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…]
+ *      v1 = lowercase hex HMAC-SHA256( key = the whole signing secret string, `whsec_` included, as UTF-8,
+ *                                      message = `${t}.` + the raw request body bytes )
+ *
+ * 2. Standard Webhooks (https://www.standardwebhooks.com, what `standardwebhooks` and `svix` verify):
+ *
+ *      webhook-id: <event id, evt_…, the same on every retry>
+ *      webhook-timestamp: <unix seconds>
+ *      webhook-signature: v1,<base64>[ v1,<base64>…]
+ *      v1 = base64 HMAC-SHA256( key = base64-decode(the secret after `whsec_`),
+ *                               message = `${id}.${timestamp}.` + the raw request body bytes )
+ *
+ * During a secret rotation each header carries one `v1` per valid secret; a delivery is authentic
  * when any `v1` matches any secret you pass.
  */
 
@@ -21,9 +31,21 @@ export const DEFAULT_TOLERANCE_SECONDS = 300;
 /** The name of the header that carries the signature, as Node lower-cases it. */
 export const SIGNATURE_HEADER = 'x-service-signature';
 
+/** The Standard Webhooks headers, as the spec names them (lower case). */
+export const STANDARD_WEBHOOKS_HEADERS = {
+  id: 'webhook-id',
+  timestamp: 'webhook-timestamp',
+  signature: 'webhook-signature',
+} as const;
+
+/** The prefix of a signing secret; Standard Webhooks decodes what follows it as base64. */
+export const SECRET_PREFIX = 'whsec_';
+
 /** Why a signature was not accepted. Stable codes: match on them, not on `message`. */
 export type SignatureRejectionReason =
   | 'missing_header'
+  /** Standard Webhooks: `webhook-signature` without `webhook-id` or `webhook-timestamp`. */
+  | 'missing_webhook_id'
   | 'malformed_header'
   | 'missing_timestamp'
   | 'missing_signature'
@@ -32,8 +54,25 @@ export type SignatureRejectionReason =
 
 /** The outcome of {@link verifyWebhookSignature}: a value, never an exception. */
 export type SignatureVerification =
-  | { ok: true; /** The signed `t`, in unix seconds. */ timestamp: number }
-  | { ok: false; reason: SignatureRejectionReason; message: string };
+  | {
+      ok: true;
+      /** The signed timestamp, in unix seconds. */
+      timestamp: number;
+      /** Which signatures were checked (headers form only): every scheme present must verify. */
+      schemes?: SignatureScheme[];
+      /** `webhook-id`, the event id, when the Standard Webhooks headers were checked: deduplicate on it. */
+      webhookId?: string;
+    }
+  | { ok: false; reason: SignatureRejectionReason; message: string; scheme?: SignatureScheme };
+
+/** `x-service` is the `X-Service-Signature` header; `standard-webhooks` the three `webhook-*` headers. */
+export type SignatureScheme = 'x-service' | 'standard-webhooks';
+
+/**
+ * Request headers: Node's `req.headers` (any case of names is accepted), a plain object, or a
+ * Fetch API `Headers`.
+ */
+export type WebhookHeaders = Record<string, string | string[] | undefined> | { get(name: string): string | null };
 
 export interface VerifyOptions {
   /** Largest accepted |now - t| in seconds, in both directions. Default 300. */
@@ -51,19 +90,22 @@ const HEX_SHA256 = /^[0-9a-f]{64}$/i;
 const UNIX_SECONDS = /^\d{1,15}$/;
 
 /**
- * Checks a delivery's `X-Service-Signature` header against the raw request body.
+ * Checks a delivery's signature against the raw request body.
  *
  * @param rawBody the body exactly as received (before any JSON parsing): a Buffer, or the string
  *   decoded as UTF-8. Re-serialized JSON will not match.
- * @param signatureHeader the header value; Node's `req.headers['x-service-signature']` can be passed
- *   as is (an array of repeated headers is read as one comma-separated list).
+ * @param headers either all the request headers (`req.headers`, a plain object or a Fetch
+ *   `Headers`): then every scheme present (`X-Service-Signature`, the `webhook-*` headers) is
+ *   checked, at least one must be, and all present must verify; or just the
+ *   `X-Service-Signature` value (`req.headers['x-service-signature']`; an array of repeated headers
+ *   is read as one comma-separated list).
  * @param secret the endpoint's signing secret (`whsec_…`), or several during a rotation.
  * @throws TypeError only when no usable secret or an invalid tolerance is given: a receiver
  *   misconfiguration, not a bad delivery.
  */
 export function verifyWebhookSignature(
   rawBody: string | Buffer,
-  signatureHeader: string | string[] | undefined,
+  headers: string | string[] | undefined | WebhookHeaders,
   secret: string | string[],
   options: VerifyOptions = {},
 ): SignatureVerification {
@@ -72,6 +114,47 @@ export function verifyWebhookSignature(
   if (!Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
     throw new TypeError('toleranceSeconds must be a finite number >= 0');
   }
+  const nowSeconds = Math.floor(toMillis(options.now) / 1000);
+  if (headers === undefined || typeof headers === 'string' || Array.isArray(headers)) {
+    return verifyServiceSignature(rawBody, headers, secrets, nowSeconds, toleranceSeconds);
+  }
+  const read = headerReader(headers);
+  const serviceHeader = read(SIGNATURE_HEADER);
+  const standardSignature = read(STANDARD_WEBHOOKS_HEADERS.signature);
+  if (serviceHeader === undefined && standardSignature === undefined) {
+    return reject(
+      'missing_header',
+      'Neither X-Service-Signature nor webhook-signature is present: pass the request headers.',
+    );
+  }
+  const schemes: SignatureScheme[] = [];
+  let timestamp = 0;
+  let webhookId: string | undefined;
+  if (standardSignature !== undefined) {
+    const id = read(STANDARD_WEBHOOKS_HEADERS.id);
+    const t = read(STANDARD_WEBHOOKS_HEADERS.timestamp);
+    const result = verifyStandardWebhook(rawBody, id, t, standardSignature, secrets, nowSeconds, toleranceSeconds);
+    if (!result.ok) return { ...result, scheme: 'standard-webhooks' };
+    schemes.push('standard-webhooks');
+    timestamp = result.timestamp;
+    webhookId = id;
+  }
+  if (serviceHeader !== undefined) {
+    const result = verifyServiceSignature(rawBody, serviceHeader, secrets, nowSeconds, toleranceSeconds);
+    if (!result.ok) return { ...result, scheme: 'x-service' };
+    schemes.push('x-service');
+    timestamp = result.timestamp;
+  }
+  return { ok: true, timestamp, schemes, ...(webhookId !== undefined ? { webhookId } : {}) };
+}
+
+function verifyServiceSignature(
+  rawBody: string | Buffer,
+  signatureHeader: string | string[] | undefined,
+  secrets: string[],
+  nowSeconds: number,
+  toleranceSeconds: number,
+): SignatureVerification {
   const header = Array.isArray(signatureHeader) ? signatureHeader.join(',') : signatureHeader;
   if (header === undefined || header.trim() === '') {
     return reject('missing_header', 'The X-Service-Signature header is missing.');
@@ -92,8 +175,54 @@ export function verifyWebhookSignature(
       'No v1 signature matches the body with the given secret(s). Use the raw body as received and the whole whsec_ secret.',
     );
   }
-  const nowSeconds = Math.floor(toMillis(options.now) / 1000);
-  const skew = nowSeconds - parsed.timestamp;
+  return checkTolerance(parsed.timestamp, nowSeconds, toleranceSeconds);
+}
+
+function verifyStandardWebhook(
+  rawBody: string | Buffer,
+  id: string | undefined,
+  timestampHeader: string | undefined,
+  signatureHeader: string,
+  secrets: string[],
+  nowSeconds: number,
+  toleranceSeconds: number,
+): SignatureVerification {
+  if (id === undefined || id === '' || timestampHeader === undefined) {
+    return reject('missing_webhook_id', 'webhook-signature needs webhook-id and webhook-timestamp.');
+  }
+  if (!UNIX_SECONDS.test(timestampHeader.trim())) {
+    return reject('missing_timestamp', 'webhook-timestamp must be a unix time in whole seconds.');
+  }
+  const timestamp = Number(timestampHeader.trim());
+  // `v1,<base64>` entries separated by spaces; other versions (v1a, a future v2) are ignored.
+  const candidates = signatureHeader
+    .split(' ')
+    .filter((entry) => entry.startsWith('v1,'))
+    .map((entry) => Buffer.from(entry.slice(3), 'utf8'));
+  if (candidates.length === 0) {
+    return reject('missing_signature', 'webhook-signature has no v1,<base64> signature.');
+  }
+  let matched = false;
+  for (const secret of secrets) {
+    const key = standardWebhooksKey(secret);
+    if (key === undefined) continue;
+    const expected = Buffer.from(standardWebhooksV1(key, id, timestamp, rawBody), 'utf8');
+    for (const candidate of candidates) {
+      // The length of a base64 HMAC-SHA256 is public (44); only equal lengths are compared.
+      if (candidate.length === expected.length && timingSafeEqual(expected, candidate)) matched = true;
+    }
+  }
+  if (!matched) {
+    return reject(
+      'signature_mismatch',
+      'No webhook-signature v1 matches the body with the given secret(s). Use the raw body as received and the whole whsec_ secret.',
+    );
+  }
+  return checkTolerance(timestamp, nowSeconds, toleranceSeconds);
+}
+
+function checkTolerance(timestamp: number, nowSeconds: number, toleranceSeconds: number): SignatureVerification {
+  const skew = nowSeconds - timestamp;
   if (Math.abs(skew) > toleranceSeconds) {
     const direction = skew > 0 ? `${skew} s in the past` : `${-skew} s in the future`;
     return reject(
@@ -101,7 +230,61 @@ export function verifyWebhookSignature(
       `The signature timestamp is ${direction}; the tolerance is ${toleranceSeconds} s.`,
     );
   }
-  return { ok: true, timestamp: parsed.timestamp };
+  return { ok: true, timestamp };
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/**
+ * The Standard Webhooks HMAC key of a signing secret: the base64 after `whsec_` decoded (a secret
+ * of 44 base62 characters gives 33 bytes; one of 43, made before Standard Webhooks support, 32).
+ * Undefined when the secret is not base64.
+ */
+export function standardWebhooksKey(secret: string): Buffer | undefined {
+  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  if (!BASE64.test(encoded)) return undefined;
+  const key = Buffer.from(encoded, 'base64');
+  return key.length > 0 ? key : undefined;
+}
+
+/**
+ * One Standard Webhooks signature, `v1,<base64>`, of `body` sent as message `id` at `timestamp`.
+ * @throws TypeError when the secret is not `whsec_` + base64.
+ */
+export function standardWebhooksSignature(
+  id: string,
+  timestamp: number,
+  body: string | Buffer,
+  secret: string,
+): string {
+  const key = standardWebhooksKey(secret);
+  if (key === undefined) throw new TypeError('a Standard Webhooks secret is whsec_ followed by base64');
+  return `v1,${standardWebhooksV1(key, id, timestamp, body)}`;
+}
+
+function standardWebhooksV1(key: Buffer, id: string, timestamp: number, rawBody: string | Buffer): string {
+  const hmac = createHmac('sha256', key);
+  hmac.update(`${id}.${timestamp}.`, 'utf8');
+  if (typeof rawBody === 'string') hmac.update(rawBody, 'utf8');
+  else hmac.update(rawBody);
+  return hmac.digest('base64');
+}
+
+/** Reads one header by lower-case name from any of the accepted header shapes. */
+function headerReader(headers: WebhookHeaders): (name: string) => string | undefined {
+  if (typeof headers.get === 'function') {
+    const fetchHeaders = headers as { get(name: string): string | null };
+    return (name) => fetchHeaders.get(name) ?? undefined;
+  }
+  const lowered = new Map<string, string | string[] | undefined>();
+  const entries = Object.entries(headers as Record<string, string | string[] | undefined>);
+  for (const [name, value] of entries) lowered.set(name.toLowerCase(), value);
+  return (name) => {
+    const value = lowered.get(name);
+    if (value === undefined) return undefined;
+    // Repeated headers: X-Service-Signature items are comma-separated, webhook-signature entries space-separated.
+    return Array.isArray(value) ? value.join(name === SIGNATURE_HEADER ? ',' : ' ') : String(value);
+  };
 }
 
 function normalizeSecrets(secret: string | string[]): string[] {

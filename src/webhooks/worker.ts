@@ -9,7 +9,7 @@ import type { Store } from '../store/db.ts';
 import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from '../store/webhook-deliveries.ts';
 import { afterAttempt, envelopeBody, signingSecrets } from './delivery-policy.ts';
 import { buildDeliveryHeaders, sendWebhook, type SendResult } from './sender.ts';
-import { unixSeconds, signPayload } from './signature.ts';
+import { signPayload, signStandardWebhook, unixSeconds } from './signature.ts';
 import { checkWebhookUrlShape, createGuardedDispatcher } from './ssrf.ts';
 import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } from './wake.ts';
 
@@ -287,11 +287,14 @@ export class DeliveryWorker {
       });
     }
     const body = envelopeBody(event);
+    const secrets = signingSecrets(endpoint, now);
+    const timestamp = unixSeconds(now);
     const headers = buildDeliveryHeaders({
       eventName: event.event,
       deliveryId: delivery.id,
       attempt: delivery.attempt,
-      signature: signPayload(body, signingSecrets(endpoint, now), unixSeconds(now)),
+      signature: signPayload(body, secrets, timestamp),
+      standard: { id: event.id, timestamp, signature: signStandardWebhook(event.id, body, secrets, timestamp) },
     });
     return sendWebhook({
       url: endpoint.url,
