@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -8,8 +9,9 @@ import { newId } from './domain/ids.ts';
 import { authenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
-import { ErrorBody } from './http/schemas.ts';
+import { completeDocument } from './http/openapi.ts';
 import { appRoutes } from './routes/apps.ts';
+import { COMPONENT_SCHEMAS } from './routes/components.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
@@ -35,10 +37,10 @@ export interface AppDeps {
  * Two validators: bodies are checked strictly (no type coercion, unknown fields rejected), while
  * query strings and path parameters, which arrive as text, may be coerced ("20" → 20).
  */
-function installValidation(app: FastifyInstance): void {
+function installValidation(app: FastifyInstance, components: TSchema[]): void {
   const options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false } as const;
-  const bodyAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: false }));
-  const textAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: 'array' }));
+  const bodyAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: false, schemas: components }));
+  const textAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: 'array', schemas: components }));
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
 }
 
@@ -60,9 +62,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  installValidation(app);
+  installValidation(app, COMPONENT_SCHEMAS);
   installErrorHandling(app);
-  app.addSchema(ErrorBody);
+  for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
   app.decorateRequest('principal', null);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -88,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
       },
     },
+    transformObject: (documents) => completeDocument('openapiObject' in documents ? documents.openapiObject : {}),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

@@ -30,6 +30,14 @@ export function validationToApiError(errors: AjvError[], context: string | undef
       const param = pathToParam(context, first.instancePath, name);
       return new ApiError('invalid_request', `Missing required ${where} '${param}'.`, { param });
     }
+    case 'enum': {
+      // A closed list (claims, events, formats…): name the list itself, not the item's index.
+      const param = pathToParam(context, first.instancePath.replace(/(\/\d+)+$/, ''));
+      const allowed = (first.params.allowedValues as unknown[]).join(', ');
+      return new ApiError('invalid_request', `Invalid ${where} '${param ?? 'body'}': must be one of ${allowed}.`, {
+        param,
+      });
+    }
     default: {
       const param = pathToParam(context, first.instancePath);
       if (!param) return new ApiError('invalid_request', `The request body ${first.message ?? 'is invalid'}.`);
