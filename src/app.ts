@@ -11,7 +11,7 @@ import { installErrorHandling } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { completeDocument } from './http/openapi.ts';
 import { appRoutes } from './routes/apps.ts';
-import { COMPONENT_SCHEMAS } from './routes/components.ts';
+import { COMPONENT_SCHEMAS, WEBHOOK_EVENT_SCHEMAS } from './routes/components.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
@@ -38,7 +38,14 @@ export interface AppDeps {
  * query strings and path parameters, which arrive as text, may be coerced ("20" → 20).
  */
 function installValidation(app: FastifyInstance, components: TSchema[]): void {
-  const options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false } as const;
+  // verbose: an error carries the offending value, so that a closed list can say which value it refused.
+  const options = {
+    allErrors: false,
+    removeAdditional: false,
+    useDefaults: true,
+    strict: false,
+    verbose: true,
+  } as const;
   const bodyAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: false, schemas: components }));
   const textAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: 'array', schemas: components }));
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
@@ -90,7 +97,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
       },
     },
-    transformObject: (documents) => completeDocument('openapiObject' in documents ? documents.openapiObject : {}),
+    transformObject: (documents) =>
+      completeDocument('openapiObject' in documents ? documents.openapiObject : {}, {
+        webhooks: WEBHOOK_EVENT_SCHEMAS,
+      }),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

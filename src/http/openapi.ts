@@ -1,6 +1,7 @@
 /**
- * What the route schemas cannot say, added to the OpenAPI document once for every operation: the
- * headers of the idempotency layer and the request id, on every operation they apply to.
+ * What the route schemas cannot say, added to the OpenAPI document once: the headers of the
+ * idempotency layer and the request id, on every operation they apply to, and the `webhooks`
+ * section (OAS 3.1): the request we send to an endpoint, one per event type.
  */
 
 type Json = Record<string, any>;
@@ -30,11 +31,77 @@ const PARAMETERS: Json = {
   },
 };
 
-/** Adds the shared headers and parameters to every operation of `document`, in place. */
-export function completeDocument(document: Json): Json {
+/** The headers of every delivery (spec 6.1). */
+const DELIVERY_PARAMETERS: Json = {
+  WebhookSignature: {
+    name: 'X-Service-Signature',
+    in: 'header',
+    required: true,
+    description:
+      't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with the endpoint secret>; several v1 while a rotated secret still signs',
+    schema: { type: 'string' },
+  },
+  WebhookEvent: {
+    name: 'X-Service-Event',
+    in: 'header',
+    required: true,
+    description: 'The event name, as in the body',
+    schema: { $ref: '#/components/schemas/EventType' },
+  },
+  WebhookDelivery: {
+    name: 'X-Service-Delivery',
+    in: 'header',
+    required: true,
+    description: 'The delivery id (prefix del_), the same on every attempt',
+    schema: { type: 'string' },
+  },
+};
+
+/** `event name → $id of its envelope schema`. */
+export type WebhookEventSchemas = Record<string, string>;
+
+function webhookOperationId(event: string): string {
+  const words = event.split(/[._]/);
+  return `${words[0]}${words
+    .slice(1)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('')}Webhook`;
+}
+
+function webhooksSection(events: WebhookEventSchemas): Json {
+  const section: Json = {};
+  for (const [event, schemaId] of Object.entries(events)) {
+    section[event] = {
+      post: {
+        operationId: webhookOperationId(event),
+        summary: `The ${event} event, sent to the endpoints subscribed to it`,
+        description:
+          'POSTed to your endpoint, signed (see docs/webhooks.md). Verify the signature on the raw body before parsing it. Any 2xx acknowledges; anything else, or no answer within the timeout, is retried; 410 Gone disables the endpoint.',
+        tags: ['Webhooks'],
+        security: [],
+        parameters: ['WebhookSignature', 'WebhookEvent', 'WebhookDelivery'].map((name) => ({
+          $ref: `#/components/parameters/${name}`,
+        })),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaId}` } } },
+        },
+        responses: {
+          '200': { description: 'Acknowledged: any 2xx status' },
+          '410': { description: 'Gone: the endpoint is disabled and receives nothing more' },
+        },
+      },
+    };
+  }
+  return section;
+}
+
+/** Adds the shared headers and parameters to every operation of `document`, and the webhooks, in place. */
+export function completeDocument(document: Json, options: { webhooks: WebhookEventSchemas }): Json {
   const components = (document.components ??= {});
   components.headers = { ...components.headers, ...HEADERS };
-  components.parameters = { ...components.parameters, ...PARAMETERS };
+  components.parameters = { ...components.parameters, ...PARAMETERS, ...DELIVERY_PARAMETERS };
+  document.webhooks = { ...document.webhooks, ...webhooksSection(options.webhooks) };
   for (const item of Object.values<Json>(document.paths ?? {})) {
     for (const method of METHODS) {
       const operation = item[method] as Json | undefined;

@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ACADEMIC_LEVELS, CLAIM_CATALOGUE, type AcademicLevel } from '../domain/claims.ts';
 import { CREDENTIAL_FORMATS } from '../domain/credentials.ts';
 import { FAILURE_REASONS } from '../domain/session.ts';
-import { SESSION_STATUSES } from '../domain/session-state.ts';
+import { SESSION_STATUSES, type SessionStatus } from '../domain/session-state.ts';
 import { Environment, IsoTimestamp, Ref, StringEnum } from '../http/schemas.ts';
 
 export const SessionStatusEnum = StringEnum(SESSION_STATUSES, {
@@ -99,7 +99,10 @@ export const CompletedSessionSchema = Type.Object(
 
 /** The session: `result` is present exactly when `status` is `completed` (one of two shapes, by status). */
 export const SessionUnion = Type.Unsafe<
-  Static<typeof SessionWithoutResultSchema> | Static<typeof CompletedSessionSchema>
+  Omit<Static<typeof CompletedSessionSchema>, 'status' | 'result'> & {
+    status: SessionStatus;
+    result?: Static<typeof SessionResultSchema>;
+  }
 >({
   $id: 'Session',
   description: 'A verification session; result is present exactly when status is completed',
