@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -10,7 +11,9 @@ import { installIdempotency } from './http/idempotency.ts';
 import { AccessLog, requestIdGenerator } from './http/request-log.ts';
 import { ErrorBody } from './http/schemas.ts';
 import { installTextGuard } from './http/text-guard.ts';
+import { completeDocument } from './http/openapi.ts';
 import { appRoutes } from './routes/apps.ts';
+import { COMPONENT_SCHEMAS, WEBHOOK_EVENT_SCHEMAS } from './routes/components.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
@@ -39,10 +42,17 @@ export interface AppDeps {
  * Two validators: bodies are checked strictly (no type coercion, unknown fields rejected), while
  * query strings and path parameters, which arrive as text, may be coerced ("20" → 20).
  */
-function installValidation(app: FastifyInstance): void {
-  const options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false } as const;
-  const bodyAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: false }));
-  const textAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: 'array' }));
+function installValidation(app: FastifyInstance, components: TSchema[]): void {
+  // verbose: an error carries the offending value, so that a closed list can say which value it refused.
+  const options = {
+    allErrors: false,
+    removeAdditional: false,
+    useDefaults: true,
+    strict: false,
+    verbose: true,
+  } as const;
+  const bodyAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: false, schemas: components }));
+  const textAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: 'array', schemas: components }));
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
 }
 
@@ -70,9 +80,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  installValidation(app);
+  installValidation(app, COMPONENT_SCHEMAS);
   installErrorHandling(app);
-  app.addSchema(ErrorBody);
+  for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
   app.decorateRequest('principal', null);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -113,6 +123,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
       },
     },
+    transformObject: (documents) =>
+      completeDocument('openapiObject' in documents ? documents.openapiObject : {}, {
+        webhooks: WEBHOOK_EVENT_SCHEMAS,
+      }),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

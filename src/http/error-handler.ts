@@ -6,6 +6,8 @@ interface AjvError {
   instancePath: string;
   params: Record<string, unknown>;
   message?: string;
+  /** The offending value (the validators run with `verbose`). */
+  data?: unknown;
 }
 
 function pathToParam(context: string | undefined, instancePath: string, extra?: string): string | undefined {
@@ -29,6 +31,17 @@ export function validationToApiError(errors: AjvError[], context: string | undef
       const name = String(first.params.missingProperty);
       const param = pathToParam(context, first.instancePath, name);
       return new ApiError('invalid_request', `Missing required ${where} '${param}'.`, { param });
+    }
+    case 'enum': {
+      // A closed list (claims, events, formats…): name the list itself, not the item's index.
+      const param = pathToParam(context, first.instancePath.replace(/(\/\d+)+$/, ''));
+      const allowed = (first.params.allowedValues as unknown[]).join(', ');
+      const given = first.data === undefined ? '' : ` ${JSON.stringify(first.data).slice(0, 100)} is not allowed;`;
+      return new ApiError(
+        'invalid_request',
+        `Invalid ${where} '${param ?? 'body'}':${given} must be one of ${allowed}.`,
+        { param },
+      );
     }
     default: {
       const param = pathToParam(context, first.instancePath);

@@ -10,6 +10,10 @@ import {
   listEnvelope,
   MultilineText,
   PageQuery,
+  POST_ERRORS,
+  BODY_ERRORS,
+  Ref,
+  StringEnum,
 } from '../http/schemas.ts';
 import {
   archiveApplication,
@@ -22,23 +26,31 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { AppWebhookFields, WebhookEndpointWithSecret } from './webhooks.ts';
 
 /** Spec 2.2: the list entry, exactly these fields. */
-export const ApplicationListEntry = Type.Object({
+const appFields = {
   id: Type.String({ description: 'Prefix app_' }),
   name: Type.String(),
   environment: Environment,
-  status: Type.Union([Type.Literal('active'), Type.Literal('archived')]),
+  status: StringEnum(['active', 'archived']),
   createdAt: IsoTimestamp,
   webhookCount: Type.Integer(),
   keyCount: Type.Integer(),
+};
+
+export const ApplicationListEntry = Type.Object(appFields, {
+  $id: 'App',
+  description: 'An application, as listed (spec 2.2)',
 });
 
-const KeySummary = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  environment: Environment,
-  keyHint: Type.String(),
-  createdAt: IsoTimestamp,
-});
+const KeySummary = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    environment: Environment,
+    keyHint: Type.String(),
+    createdAt: IsoTimestamp,
+  },
+  { $id: 'KeySummary', description: 'A key of an application, its hint only' },
+);
 
 const SessionMetrics = Type.Object({
   total: Type.Integer(),
@@ -51,13 +63,16 @@ const SessionMetrics = Type.Object({
   declined: Type.Integer(),
 });
 
-export const ApplicationDetails = Type.Object({
-  ...ApplicationListEntry.properties,
-  description: Type.Union([Type.String(), Type.Null()]),
-  updatedAt: IsoTimestamp,
-  keys: Type.Array(KeySummary, { description: 'Keys of the application, hints only' }),
-  metrics: Type.Object({ sessions: SessionMetrics }),
-});
+export const ApplicationDetails = Type.Object(
+  {
+    ...appFields,
+    description: Type.Union([Type.String(), Type.Null()]),
+    updatedAt: IsoTimestamp,
+    keys: Type.Array(Ref(KeySummary), { description: 'Keys of the application, hints only' }),
+    metrics: Type.Object({ sessions: SessionMetrics }),
+  },
+  { $id: 'AppDetails', description: 'An application with its configuration, keys (hints) and metrics' },
+);
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Description = MultilineText({ maxLength: 2000 });
@@ -71,10 +86,12 @@ export const CreateApplicationBody = {
 };
 
 /** The created application; `webhook` (with its signing secret) when webhookUrl was given. */
-const CreatedApplication = Type.Object({
-  ...ApplicationListEntry.properties,
-  webhook: Type.Optional(WebhookEndpointWithSecret),
-});
+const CreatedApplication = Type.Object(
+  { ...appFields, webhook: Type.Optional(Ref(WebhookEndpointWithSecret)) },
+  { $id: 'CreatedApp', description: 'The created application, with its webhook endpoint when webhookUrl was given' },
+);
+
+export const APP_COMPONENTS = [ApplicationListEntry, KeySummary, ApplicationDetails, CreatedApplication];
 
 const tags = ['Applications'];
 
@@ -84,10 +101,11 @@ export const appRoutes =
     app.get('/org/v1/apps', {
       schema: {
         tags,
+        operationId: 'listApps',
         summary: 'List active applications of the organization',
         security: BEARER,
         querystring: Type.Object(PageQuery, { additionalProperties: false }),
-        response: { 200: listEnvelope(ApplicationListEntry), ...errorResponses(...AUTHENTICATED_ERRORS) },
+        response: { 200: listEnvelope(Ref(ApplicationListEntry)), ...errorResponses(...AUTHENTICATED_ERRORS) },
       },
       handler: async (request) => {
         const page = await listApplications(deps, principalOf(request), {
@@ -106,10 +124,25 @@ export const appRoutes =
       config: { secretFields: ['data.webhook.secret'] },
       schema: {
         tags,
+        operationId: 'createApp',
         summary: 'Create an application, optionally with a webhook endpoint (one transaction)',
         security: BEARER,
-        body: Type.Object(CreateApplicationBody, { additionalProperties: false }),
-        response: { 201: envelope(CreatedApplication), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden') },
+        body: Type.Object(CreateApplicationBody, {
+          additionalProperties: false,
+          examples: [
+            {
+              name: 'Student discounts',
+              environment: 'sandbox',
+              description: 'Checkout discount for students',
+              webhookUrl: 'https://example.com/hooks/matricula',
+              webhookEvents: ['verification.completed'],
+            },
+          ],
+        }),
+        response: {
+          201: envelope(Ref(CreatedApplication)),
+          ...errorResponses(...AUTHENTICATED_ERRORS, ...POST_ERRORS, 'forbidden'),
+        },
       },
       handler: async (request, reply) => {
         const created = await createApplication(deps, principalOf(request), request.body);
@@ -120,11 +153,12 @@ export const appRoutes =
     app.get('/org/v1/apps/:appId', {
       schema: {
         tags,
+        operationId: 'retrieveApp',
         summary: 'Application details: configuration, keys (hints), metrics',
         security: BEARER,
         params: AppIdParams,
         response: {
-          200: envelope(ApplicationDetails),
+          200: envelope(Ref(ApplicationDetails)),
           ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
         },
       },
@@ -137,16 +171,17 @@ export const appRoutes =
     app.patch('/org/v1/apps/:appId', {
       schema: {
         tags,
+        operationId: 'updateApp',
         summary: 'Rename or describe an application',
         security: BEARER,
         params: AppIdParams,
         body: Type.Object(
           { name: Type.Optional(Name), description: Type.Optional(Type.Union([Description, Type.Null()])) },
-          { additionalProperties: false, minProperties: 1 },
+          { additionalProperties: false, minProperties: 1, examples: [{ name: 'Student discounts (EU)' }] },
         ),
         response: {
-          200: envelope(ApplicationDetails),
-          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
+          200: envelope(Ref(ApplicationDetails)),
+          ...errorResponses(...AUTHENTICATED_ERRORS, ...BODY_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
         },
       },
       handler: async (request) => ({
@@ -158,11 +193,12 @@ export const appRoutes =
     app.delete('/org/v1/apps/:appId', {
       schema: {
         tags,
+        operationId: 'archiveApp',
         summary: 'Archive an application: it leaves the list and its keys stop working',
         security: BEARER,
         params: AppIdParams,
         response: {
-          200: envelope(ApplicationDetails),
+          200: envelope(Ref(ApplicationDetails)),
           ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
         },
       },

@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { EVENT_TYPES } from '../domain/events.ts';
+import type { TSchema } from '@sinclair/typebox';
+import type { EventEnvelope, EventType } from '../domain/events.ts';
 import { principalOf } from '../http/auth.ts';
 import {
   AUTHENTICATED_ERRORS,
@@ -10,19 +11,97 @@ import {
   IsoTimestamp,
   listEnvelope,
   PageQuery,
+  Ref,
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { eventForCaller, listEventsFor } from '../services/events.ts';
+import { DisclosedClaims, University } from './session-schemas.ts';
+import { EventTypeEnum } from './webhooks.ts';
 
-/** Spec 2.4. */
-export const EventEnvelopeSchema = Type.Object({
-  id: Type.String({ description: 'Prefix evt_' }),
-  event: Type.Union(EVENT_TYPES.map((t) => Type.Literal(t))),
-  createdAt: IsoTimestamp,
-  appId: Type.String(),
-  environment: Environment,
-  data: Type.Record(Type.String(), Type.Unknown()),
+const VerificationCompletedData = Type.Object(
+  {
+    sessionId: Type.String(),
+    verified: Type.Boolean(),
+    university: Type.Union([University, Type.Null()]),
+    claims: DisclosedClaims,
+  },
+  { $id: 'VerificationCompletedData', description: 'data of verification.completed (spec 6.3)' },
+);
+
+const SessionEventData = Type.Object(
+  { sessionId: Type.String() },
+  { $id: 'SessionEventData', description: 'data of the events about a session other than its completion' },
+);
+
+const WebhookTestData = Type.Object(
+  { endpointId: Type.String(), message: Type.String() },
+  { $id: 'WebhookTestData', description: 'data of webhook.test' },
+);
+
+/** Spec 2.4: the envelope of one event type, with its data. */
+function eventSchema<E extends EventType, D extends TSchema>(event: E, $id: string, data: D, description: string) {
+  return Type.Object(
+    {
+      id: Type.String({ description: 'Prefix evt_' }),
+      event: Type.Literal(event),
+      createdAt: IsoTimestamp,
+      appId: Type.String(),
+      environment: Environment,
+      data: Ref(data),
+    },
+    { $id, description },
+  );
+}
+
+/** Every event type, its envelope schema: what the webhooks section of the document describes. */
+export const EVENT_SCHEMAS = {
+  'verification.completed': eventSchema(
+    'verification.completed',
+    'VerificationCompletedEvent',
+    VerificationCompletedData,
+    'A session completed, verified or not',
+  ),
+  'verification.expired': eventSchema(
+    'verification.expired',
+    'VerificationExpiredEvent',
+    SessionEventData,
+    'An open session reached its expiry',
+  ),
+  'verification.cancelled': eventSchema(
+    'verification.cancelled',
+    'VerificationCancelledEvent',
+    SessionEventData,
+    'You cancelled an open session',
+  ),
+  'consent.approved': eventSchema(
+    'consent.approved',
+    'ConsentApprovedEvent',
+    SessionEventData,
+    'The student agreed to share the requested claims',
+  ),
+  'consent.declined': eventSchema(
+    'consent.declined',
+    'ConsentDeclinedEvent',
+    SessionEventData,
+    'The student refused: the session ends declined',
+  ),
+  'webhook.test': eventSchema('webhook.test', 'WebhookTestEvent', WebhookTestData, 'Sent by the test endpoint only'),
+} satisfies { [E in EventType]: TSchema };
+
+/** Spec 2.4: any event, by its name. */
+export const EventEnvelopeSchema = Type.Unsafe<EventEnvelope>({
+  $id: 'Event',
+  description: 'An event (spec 2.4); `event` says which, and the shape of `data`',
+  oneOf: Object.values(EVENT_SCHEMAS).map((schema) => ({ $ref: schema.$id })),
 });
+
+export const EVENT_COMPONENTS: TSchema[] = [
+  VerificationCompletedData,
+  SessionEventData,
+  WebhookTestData,
+  ...Object.values(EVENT_SCHEMAS),
+  EventEnvelopeSchema,
+];
 
 const tags = ['Events'];
 
@@ -32,18 +111,19 @@ export const eventRoutes =
     app.get('/org/v1/events', {
       schema: {
         tags,
+        operationId: 'listEvents',
         summary: "Events of the caller's environment, newest first",
         security: BEARER,
         querystring: Type.Object(
           {
             appId: Type.Optional(Type.String({ maxLength: 64 })),
-            event: Type.Optional(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)))),
+            event: Type.Optional(Ref(EventTypeEnum)),
             ...PageQuery,
           },
           { additionalProperties: false },
         ),
         response: {
-          200: listEnvelope(EventEnvelopeSchema),
+          200: listEnvelope(Ref(EventEnvelopeSchema)),
           ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
         },
       },
@@ -66,11 +146,12 @@ export const eventRoutes =
     app.get('/org/v1/events/:eventId', {
       schema: {
         tags,
+        operationId: 'retrieveEvent',
         summary: 'One event',
         security: BEARER,
         params: Type.Object({ eventId: Type.String({ maxLength: 64 }) }),
         response: {
-          200: envelope(EventEnvelopeSchema),
+          200: envelope(Ref(EventEnvelopeSchema)),
           ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
         },
       },

@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.ts';
-import { errorResponses } from '../http/schemas.ts';
+import { errorResponses, PUBLIC } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { checkDatabase } from '../services/health.ts';
 
@@ -12,7 +12,9 @@ export const healthRoutes =
     app.get('/healthz', {
       schema: {
         tags,
+        operationId: 'checkLiveness',
         summary: 'Liveness: the process answers',
+        security: PUBLIC,
         response: { 200: Type.Object({ status: Type.Literal('ok') }) },
       },
       handler: async () => ({ status: 'ok' as const }),
@@ -21,7 +23,9 @@ export const healthRoutes =
     app.get('/readyz', {
       schema: {
         tags,
+        operationId: 'checkReadiness',
         summary: 'Readiness: the database answers',
+        security: PUBLIC,
         response: {
           200: Type.Object({ status: Type.Literal('ready'), database: Type.Literal('ok') }),
           ...errorResponses('service_unavailable'),

@@ -9,6 +9,8 @@ import {
   envelope,
   listEnvelope,
   PageQuery,
+  POST_ERRORS,
+  Ref,
 } from '../http/schemas.ts';
 import { generateApiKey, listKeys, revokeKey } from '../services/api-keys.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -22,13 +24,28 @@ const keyFields = {
 };
 
 /** Spec 2.3, as generated: the only response that carries rawSecret. */
-export const GeneratedApiKey = Type.Object({
-  ...keyFields,
-  rawSecret: Type.String({ description: 'sk_test_… or sk_live_…; shown once, never again' }),
-  createdAt: IsoTimestamp,
-});
+export const GeneratedApiKey = Type.Object(
+  {
+    ...keyFields,
+    rawSecret: Type.Union([Type.String(), Type.Null()], {
+      description: 'sk_test_… or sk_live_…; shown once, never again (null in an idempotent replay)',
+    }),
+    createdAt: IsoTimestamp,
+  },
+  { $id: 'CreatedKey', description: 'A key as generated: the only response with its raw secret (spec 2.3)' },
+);
 
-export const ApiKeyHint = Type.Object({ ...keyFields, createdAt: IsoTimestamp });
+export const ApiKeyHint = Type.Object(
+  { ...keyFields, createdAt: IsoTimestamp },
+  { $id: 'Key', description: 'An API key, its hint only' },
+);
+
+const RevokedKey = Type.Object(
+  { id: Type.String(), revoked: Type.Literal(true), revokedAt: IsoTimestamp },
+  { $id: 'RevokedKey' },
+);
+
+export const KEY_COMPONENTS = [GeneratedApiKey, ApiKeyHint, RevokedKey];
 
 const tags = ['API keys'];
 
@@ -39,6 +56,7 @@ export const keyRoutes =
       config: { secretFields: ['data.rawSecret'] },
       schema: {
         tags,
+        operationId: 'createKey',
         summary: 'Generate a secret API key (the raw secret is returned once)',
         security: BEARER,
         body: Type.Object(
@@ -47,11 +65,14 @@ export const keyRoutes =
             name: Type.String({ minLength: 1, maxLength: 200 }),
             environment: Environment,
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [{ appId: 'app_01jd8x4m2n5p6q7r8s9t0v1w2x', name: 'Checkout backend', environment: 'sandbox' }],
+          },
         ),
         response: {
-          201: envelope(GeneratedApiKey),
-          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
+          201: envelope(Ref(GeneratedApiKey)),
+          ...errorResponses(...AUTHENTICATED_ERRORS, ...POST_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
         },
       },
       handler: async (request, reply) => {
@@ -63,6 +84,7 @@ export const keyRoutes =
     app.get('/org/v1/keys', {
       schema: {
         tags,
+        operationId: 'listKeys',
         summary: "List keys of the caller's environment (hints only), optionally of one application",
         security: BEARER,
         querystring: Type.Object(
@@ -70,7 +92,7 @@ export const keyRoutes =
           { additionalProperties: false },
         ),
         response: {
-          200: listEnvelope(ApiKeyHint),
+          200: listEnvelope(Ref(ApiKeyHint)),
           ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
         },
       },
@@ -88,11 +110,12 @@ export const keyRoutes =
     app.delete('/org/v1/keys/:keyId', {
       schema: {
         tags,
+        operationId: 'revokeKey',
         summary: 'Revoke a key: deleted and deny-listed; its next request gets 401 key_revoked',
         security: BEARER,
         params: Type.Object({ keyId: Type.String({ maxLength: 64 }) }),
         response: {
-          200: envelope(Type.Object({ id: Type.String(), revoked: Type.Literal(true), revokedAt: IsoTimestamp })),
+          200: envelope(Ref(RevokedKey)),
           ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
         },
       },

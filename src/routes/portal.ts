@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { envelope, errorResponses, IsoTimestamp } from '../http/schemas.ts';
+import { envelope, errorResponses, IsoTimestamp, PUBLIC, Ref } from '../http/schemas.ts';
 import { findAsset } from '../portal/assets.ts';
 import { sendPage } from '../portal/layout.ts';
 import { notFoundPage } from '../portal/message-page.ts';
@@ -10,18 +10,23 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { portalSession, publicSessionStatus } from '../services/portal.ts';
 import { SessionStatusSchema } from './session-schemas.ts';
 
-const PublicStatusSchema = Type.Object({
-  sessionId: Type.String(),
-  status: SessionStatusSchema,
-  verified: Type.Union([Type.Boolean(), Type.Null()], {
-    description: 'Once completed, whether the student was verified; null before',
-  }),
-  expiresAt: IsoTimestamp,
-  now: Type.String({
-    format: 'date-time',
-    description: "The server's clock, so that a page can count down without trusting the device's",
-  }),
-});
+const PublicStatusSchema = Type.Object(
+  {
+    sessionId: Type.String(),
+    status: SessionStatusSchema,
+    verified: Type.Union([Type.Boolean(), Type.Null()], {
+      description: 'Once completed, whether the student was verified; null before',
+    }),
+    expiresAt: IsoTimestamp,
+    now: Type.String({
+      format: 'date-time',
+      description: "The server's clock, so that a page can count down without trusting the device's",
+    }),
+  },
+  { $id: 'PublicSessionStatus', description: 'What anyone holding the session id may know of it' },
+);
+
+export const PORTAL_COMPONENTS = [PublicStatusSchema];
 
 /** Pages are for people, not API clients: kept out of the OpenAPI document. */
 const HIDDEN = { schema: { hide: true } } as const;
@@ -38,11 +43,13 @@ export const portalRoutes =
     app.get('/verification/v1/sessions/:sessionId/status', {
       schema: {
         tags: ['Portal'],
+        operationId: 'retrieveSessionStatus',
         summary: 'Public status of a session, for the portal page',
+        security: PUBLIC,
         description:
           'No API key: anyone holding the session id may read it. It reveals the state, whether a completed session ended verified, and the timing; never the claims, the university, the format, a failure reason or the nonce. The portal page polls it every 1.5 s.',
         params: Type.Object({ sessionId: Type.String({ maxLength: 64 }) }),
-        response: { 200: envelope(PublicStatusSchema), ...errorResponses('not_found') },
+        response: { 200: envelope(Ref(PublicStatusSchema)), ...errorResponses('invalid_request', 'not_found') },
       },
       handler: async (request, reply) => {
         const data = await publicSessionStatus(deps, request.params.sessionId);

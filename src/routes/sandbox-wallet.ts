@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ACADEMIC_LEVELS, type AcademicLevel } from '../domain/claims.ts';
 import { isTerminal } from '../domain/session-state.ts';
 import { ApiError } from '../errors.ts';
-import { envelope, errorResponses } from '../http/schemas.ts';
+import { envelope, errorResponses, POST_ERRORS, PUBLIC, Ref, StringEnum } from '../http/schemas.ts';
 import { sendPage } from '../portal/layout.ts';
 import { messagePage, notFoundPage } from '../portal/message-page.ts';
 import { pageHandler, type PageResult } from '../portal/page-handler.ts';
@@ -18,23 +18,35 @@ import {
   sandboxFormats,
   sandboxPresentationRequest,
 } from '../services/sandbox-wallet.ts';
-import { FormatSchema } from './session-schemas.ts';
+import { AcademicLevelEnum, FormatSchema } from './session-schemas.ts';
 
 /** Presentations built at once per process (see buildLimiter). */
 const MAX_CONCURRENT_BUILDS = 4;
 
 const SandboxStudentSchema = Type.Object(
   {
-    university: Type.Union(
-      SANDBOX_UNIVERSITIES.map((u) => Type.Literal(u.domain)),
+    university: StringEnum(
+      SANDBOX_UNIVERSITIES.map((u) => u.domain),
       { description: 'Domain of a sandbox university' },
     ),
     active: Type.Boolean({ description: 'false: a student who is no longer enrolled' }),
-    academicLevel: Type.Union((Object.keys(ACADEMIC_LEVELS) as AcademicLevel[]).map((level) => Type.Literal(level))),
+    academicLevel: Ref(AcademicLevelEnum),
     expired: Type.Boolean({ description: 'true: a credential whose validity ended yesterday' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, $id: 'SandboxStudent', description: 'A made-up student of a sandbox university' },
 );
+
+const SandboxPresentation = Type.Object(
+  {
+    format: FormatSchema,
+    presentation: Type.Unknown({
+      description: "The value for the presentation endpoint's presentation field",
+    }),
+  },
+  { $id: 'SandboxPresentation' },
+);
+
+export const SANDBOX_WALLET_COMPONENTS = [SandboxStudentSchema, SandboxPresentation];
 
 const START_AGAIN = { href: '/wallet', label: 'Paste another QR payload' };
 
@@ -106,7 +118,9 @@ export const sandboxWalletRoutes =
     app.post('/wallet/sandbox/presentation', {
       schema: {
         tags: ['Sandbox wallet'],
+        operationId: 'buildSandboxPresentation',
         summary: "Build a sandbox student's presentation for a sandbox session",
+        security: PUBLIC,
         description:
           'No API key: the session id and its nonce authorize, as for the wallet endpoints. Sandbox sessions only (a live session is a 403). Builds, with the published sandbox issuer keys, a presentation of the chosen student that discloses the claims the session requires, bound to its nonce and audience. It does not submit it: the caller posts consent, then the presentation, to the public wallet endpoints.',
         body: Type.Object(
@@ -114,27 +128,34 @@ export const sandboxWalletRoutes =
             sessionId: Type.String({ maxLength: 64 }),
             nonce: Type.String({ minLength: 1, maxLength: 128 }),
             format: FormatSchema,
-            student: SandboxStudentSchema,
+            student: Ref(SandboxStudentSchema),
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [
+              {
+                sessionId: 'sess_01jd8x4m2n5p6q7r8s9t0v1w2x',
+                nonce: 'nonce_7f3a9c2e',
+                format: 'sd-jwt-vc',
+                student: {
+                  university: SANDBOX_UNIVERSITIES[0].domain,
+                  active: true,
+                  academicLevel: 'undergraduate',
+                  expired: false,
+                },
+              },
+            ],
+          },
         ),
         response: {
-          200: envelope(
-            Type.Object({
-              format: FormatSchema,
-              presentation: Type.Unknown({
-                description: "The value for the presentation endpoint's presentation field",
-              }),
-            }),
-          ),
+          200: envelope(Ref(SandboxPresentation)),
           ...errorResponses(
-            'invalid_request',
+            ...POST_ERRORS,
             'forbidden',
             'not_found',
             'invalid_state',
             'session_expired',
             'rate_limited',
-            'idempotency_conflict',
           ),
         },
       },

@@ -1,50 +1,73 @@
-import { Type } from '@sinclair/typebox';
-import { CLAIM_CATALOGUE } from '../domain/claims.ts';
-import { SESSION_STATUSES } from '../domain/session-state.ts';
-import { Environment, IsoTimestamp } from '../http/schemas.ts';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { ACADEMIC_LEVELS, CLAIM_CATALOGUE, type AcademicLevel } from '../domain/claims.ts';
 import { CREDENTIAL_FORMATS } from '../domain/credentials.ts';
+import { FAILURE_REASONS } from '../domain/session.ts';
+import { SESSION_STATUSES, type SessionStatus } from '../domain/session-state.ts';
+import { Environment, IsoTimestamp, Ref, StringEnum } from '../http/schemas.ts';
 
-export const SessionStatusSchema = Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s)));
-export const FormatSchema = Type.Union(
-  CREDENTIAL_FORMATS.map((f) => Type.Literal(f)),
-  { description: 'Credential format' },
+export const SessionStatusEnum = StringEnum(SESSION_STATUSES, {
+  $id: 'SessionStatus',
+  description: 'pending → consented → completed; or declined, expired, cancelled',
+});
+export const SessionStatusSchema = Ref(SessionStatusEnum);
+
+export const FormatEnum = StringEnum(CREDENTIAL_FORMATS, { $id: 'CredentialFormat', description: 'Credential format' });
+export const FormatSchema = Ref(FormatEnum);
+
+export const ClaimNameEnum = StringEnum(CLAIM_CATALOGUE, {
+  $id: 'ClaimName',
+  description: 'A claim of the catalogue',
+});
+export const ClaimNameSchema = Ref(ClaimNameEnum);
+
+export const AcademicLevelEnum = StringEnum(Object.keys(ACADEMIC_LEVELS) as AcademicLevel[], {
+  $id: 'AcademicLevel',
+});
+
+export const FailureReasonEnum = StringEnum(FAILURE_REASONS, {
+  $id: 'FailureReason',
+  description: 'Why a completed session is not verified',
+});
+
+export const UniversitySchema = Type.Object(
+  {
+    name: Type.String(),
+    domain: Type.String(),
+    country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
+  },
+  { $id: 'University' },
 );
-export const ClaimNameSchema = Type.String({
-  minLength: 1,
-  maxLength: 64,
-  description: `One of ${CLAIM_CATALOGUE.join(', ')}`,
-});
+export const University = Ref(UniversitySchema);
 
-export const University = Type.Object({
-  name: Type.String(),
-  domain: Type.String(),
-  country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
-});
-
-export const DisclosedClaims = Type.Object(
+export const DisclosedClaimsSchema = Type.Object(
   {
     is_active_student: Type.Optional(Type.Boolean()),
     university_domain: Type.Optional(Type.String()),
-    academic_level: Type.Optional(Type.String()),
+    academic_level: Type.Optional(
+      Type.String({ description: 'As the issuer states it; sandbox credentials use an AcademicLevel' }),
+    ),
     valid_until: Type.Optional(Type.String()),
   },
-  { description: 'Claims the student disclosed' },
+  { $id: 'DisclosedClaims', description: 'Claims the student disclosed; a claim not disclosed is absent' },
+);
+export const DisclosedClaims = Ref(DisclosedClaimsSchema);
+
+export const SessionResultSchema = Type.Object(
+  {
+    verified: Type.Boolean(),
+    format: Type.Union([FormatSchema, Type.Null()]),
+    university: Type.Union([University, Type.Null()]),
+    claims: DisclosedClaims,
+    failureReason: Type.Union([Ref(FailureReasonEnum), Type.Null()], { description: 'null when verified' }),
+  },
+  { $id: 'SessionResult', description: 'The outcome of a completed session' },
 );
 
-export const SessionResultSchema = Type.Object({
-  verified: Type.Boolean(),
-  format: Type.Union([FormatSchema, Type.Null()]),
-  university: Type.Union([University, Type.Null()]),
-  claims: DisclosedClaims,
-  failureReason: Type.Union([Type.String(), Type.Null()], {
-    description: 'student_inactive, credential_expired, claim_not_disclosed or too_many_attempts; null when verified',
-  }),
-});
+const RequiredClaims = Type.Array(ClaimNameSchema);
 
 /** Spec 2.1 fields first, then the state of the session. */
-export const SessionSchema = Type.Object({
+const sessionFields = {
   sessionId: Type.String({ description: 'Prefix sess_' }),
-  status: SessionStatusSchema,
   challengeNonce: Type.String({ description: 'Prefix nonce_' }),
   qrPayload: Type.String(),
   verificationUrl: Type.String(),
@@ -52,21 +75,65 @@ export const SessionSchema = Type.Object({
   appId: Type.String(),
   environment: Environment,
   purpose: Type.String(),
-  requiredClaims: Type.Array(Type.String()),
+  requiredClaims: RequiredClaims,
   metadata: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()]),
   clientReference: Type.Union([Type.String(), Type.Null()]),
   createdAt: IsoTimestamp,
   consentedAt: Type.Union([IsoTimestamp, Type.Null()]),
   completedAt: Type.Union([IsoTimestamp, Type.Null()]),
-  result: Type.Optional(SessionResultSchema),
+};
+
+const OPEN_OR_ENDED = SESSION_STATUSES.filter((s) => s !== 'completed');
+
+/** A session that has not completed: no result yet, or ever. */
+export const SessionWithoutResultSchema = Type.Object(
+  { ...sessionFields, status: StringEnum(OPEN_OR_ENDED) },
+  { $id: 'SessionWithoutResult', description: 'A session that did not complete: it has no result' },
+);
+
+/** A completed session, always with its result. */
+export const CompletedSessionSchema = Type.Object(
+  { ...sessionFields, status: Type.Literal('completed'), result: Ref(SessionResultSchema) },
+  { $id: 'CompletedSession', description: 'A completed session and its result' },
+);
+
+/** The session: `result` is present exactly when `status` is `completed` (one of two shapes, by status). */
+export const SessionUnion = Type.Unsafe<
+  Omit<Static<typeof CompletedSessionSchema>, 'status' | 'result'> & {
+    status: SessionStatus;
+    result?: Static<typeof SessionResultSchema>;
+  }
+>({
+  $id: 'Session',
+  description: 'A verification session; result is present exactly when status is completed',
+  oneOf: [{ $ref: 'SessionWithoutResult' }, { $ref: 'CompletedSession' }],
 });
+export const SessionSchema = Ref(SessionUnion);
 
 /** Spec 2.1 exactly: what creation returns. */
-export const CreatedSessionSchema = Type.Object({
-  sessionId: Type.String({ description: 'Prefix sess_' }),
-  status: Type.Literal('pending'),
-  challengeNonce: Type.String({ description: 'Prefix nonce_' }),
-  qrPayload: Type.String({ description: '{APP_SCHEME}://verify?session=<sessionId>&nonce=<challengeNonce>' }),
-  verificationUrl: Type.String({ description: '{PORTAL_URL}/verify/<sessionId>' }),
-  expiresAt: IsoTimestamp,
-});
+export const CreatedSessionSchema = Type.Object(
+  {
+    sessionId: Type.String({ description: 'Prefix sess_' }),
+    status: Type.Literal('pending'),
+    challengeNonce: Type.String({ description: 'Prefix nonce_' }),
+    qrPayload: Type.String({ description: '{APP_SCHEME}://verify?session=<sessionId>&nonce=<challengeNonce>' }),
+    verificationUrl: Type.String({ description: '{PORTAL_URL}/verify/<sessionId>' }),
+    expiresAt: IsoTimestamp,
+  },
+  { $id: 'CreatedSession', description: 'The session as created (spec 2.1)' },
+);
+
+export const SESSION_COMPONENTS: TSchema[] = [
+  SessionStatusEnum,
+  FormatEnum,
+  ClaimNameEnum,
+  AcademicLevelEnum,
+  FailureReasonEnum,
+  UniversitySchema,
+  DisclosedClaimsSchema,
+  SessionResultSchema,
+  SessionWithoutResultSchema,
+  CompletedSessionSchema,
+  SessionUnion,
+  CreatedSessionSchema,
+];

@@ -1,7 +1,16 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { SESSION_TTL } from '../domain/session-state.ts';
 import { principalOf } from '../http/auth.ts';
-import { AUTHENTICATED_ERRORS, BEARER, envelope, errorResponses, listEnvelope, PageQuery } from '../http/schemas.ts';
+import {
+  AUTHENTICATED_ERRORS,
+  BEARER,
+  envelope,
+  errorResponses,
+  listEnvelope,
+  PageQuery,
+  POST_ERRORS,
+  Ref,
+} from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { cancelSession, createSession, listSessionsFor, sessionForCaller, sessionView } from '../services/sessions.ts';
 import { ClaimNameSchema, CreatedSessionSchema, SessionSchema, SessionStatusSchema } from './session-schemas.ts';
@@ -15,6 +24,7 @@ export const sessionRoutes =
     app.post('/verification/v1/sessions', {
       schema: {
         tags,
+        operationId: 'createSession',
         summary: 'Create a verification session',
         security: BEARER,
         body: Type.Object(
@@ -35,11 +45,22 @@ export const sessionRoutes =
             ),
             clientReference: Type.Optional(Type.String({ maxLength: 200 })),
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [
+              {
+                appId: 'app_01jd8x4m2n5p6q7r8s9t0v1w2x',
+                purpose: 'Student discount on your subscription',
+                requiredClaims: ['is_active_student', 'university_domain'],
+                expiresInSeconds: 300,
+                clientReference: 'order-1234',
+              },
+            ],
+          },
         ),
         response: {
-          201: envelope(CreatedSessionSchema),
-          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
+          201: envelope(Ref(CreatedSessionSchema)),
+          ...errorResponses(...AUTHENTICATED_ERRORS, ...POST_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
         },
       },
       handler: async (request, reply) => {
@@ -51,6 +72,7 @@ export const sessionRoutes =
     app.get('/verification/v1/sessions', {
       schema: {
         tags,
+        operationId: 'listSessions',
         summary: "List sessions of the caller's environment, newest first",
         security: BEARER,
         querystring: Type.Object(
@@ -85,6 +107,7 @@ export const sessionRoutes =
     app.get('/verification/v1/sessions/:sessionId', {
       schema: {
         tags,
+        operationId: 'retrieveSession',
         summary: 'Session status, and the result once completed',
         security: BEARER,
         params: SessionParams,
@@ -102,12 +125,13 @@ export const sessionRoutes =
     app.post('/verification/v1/sessions/:sessionId/cancel', {
       schema: {
         tags,
+        operationId: 'cancelSession',
         summary: 'Cancel an open session',
         security: BEARER,
         params: SessionParams,
         response: {
           200: envelope(SessionSchema),
-          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
+          ...errorResponses(...AUTHENTICATED_ERRORS, ...POST_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
         },
       },
       handler: async (request) => ({

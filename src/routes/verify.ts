@@ -2,21 +2,42 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
 import { invalidRequest } from '../errors.ts';
 import { principalOf } from '../http/auth.ts';
-import { AUTHENTICATED_ERRORS, BEARER, envelope, errorResponses } from '../http/schemas.ts';
+import {
+  AUTHENTICATED_ERRORS,
+  BEARER,
+  envelope,
+  errorResponses,
+  POST_ERRORS,
+  Ref,
+  StringEnum,
+} from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { checkPresentation } from '../services/presentations.ts';
-import { ClaimNameSchema, DisclosedClaims, FormatSchema, University } from './session-schemas.ts';
+import { checkPresentation, REJECTION_REASONS } from '../services/presentations.ts';
+import { ClaimNameSchema, DisclosedClaims, FailureReasonEnum, FormatSchema, University } from './session-schemas.ts';
 
-const VerifyResult = Type.Object({
-  verified: Type.Boolean(),
-  format: FormatSchema,
-  university: Type.Union([University, Type.Null()]),
-  claims: DisclosedClaims,
-  issuer: Type.Union([Type.String({ description: 'Trust-registry id of the issuer whose key verified' }), Type.Null()]),
-  failureReason: Type.Union([Type.String(), Type.Null()], {
-    description: 'A rejection reason (invalid_signature, nonce_mismatch, …) or a qualification failure',
-  }),
+export const RejectionReasonEnum = StringEnum(REJECTION_REASONS, {
+  $id: 'RejectionReason',
+  description: 'Why a presentation is cryptographically unacceptable',
 });
+
+const VerifyResult = Type.Object(
+  {
+    verified: Type.Boolean(),
+    format: FormatSchema,
+    university: Type.Union([University, Type.Null()]),
+    claims: DisclosedClaims,
+    issuer: Type.Union([
+      Type.String({ description: 'Trust-registry id of the issuer whose key verified' }),
+      Type.Null(),
+    ]),
+    failureReason: Type.Union([Ref(RejectionReasonEnum), Ref(FailureReasonEnum), Type.Null()], {
+      description: 'A rejection reason or a qualification failure; null when verified',
+    }),
+  },
+  { $id: 'VerificationResult', description: 'The outcome of verifying one presentation' },
+);
+
+export const VERIFY_COMPONENTS = [RejectionReasonEnum, VerifyResult];
 
 export const verifyRoutes =
   (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
@@ -24,6 +45,7 @@ export const verifyRoutes =
     app.post('/verification/v1/verify', {
       schema: {
         tags: ['Verification sessions'],
+        operationId: 'verifyPresentation',
         summary: 'Verify one presentation directly; a negative outcome is a 200 with verified: false',
         security: BEARER,
         body: Type.Object(
@@ -38,9 +60,19 @@ export const verifyRoutes =
             audience: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Defaults to BASE_URL' })),
             requiredClaims: Type.Optional(Type.Array(ClaimNameSchema, { maxItems: 10 })),
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [
+              {
+                format: 'sd-jwt-vc',
+                presentation: 'eyJhbGciOiJFUzI1NiIsInR5cCI6ImRjK3NkLWp3dCJ9…~WyJzYWx0Ii…~eyJhbGciOiJFUzI1NiJ9…',
+                nonce: 'nonce_7f3a9c2e',
+                requiredClaims: ['is_active_student'],
+              },
+            ],
+          },
         ),
-        response: { 200: envelope(VerifyResult), ...errorResponses(...AUTHENTICATED_ERRORS) },
+        response: { 200: envelope(Ref(VerifyResult)), ...errorResponses(...AUTHENTICATED_ERRORS, ...POST_ERRORS) },
       },
       handler: async (request) => {
         const principal = principalOf(request);

@@ -1,8 +1,17 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { envelope, Environment, errorResponses, IsoTimestamp } from '../http/schemas.ts';
+import {
+  envelope,
+  Environment,
+  errorResponses,
+  IsoTimestamp,
+  POST_ERRORS,
+  PUBLIC,
+  Ref,
+  StringEnum,
+} from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { presentationRequest, recordConsent, submitPresentation } from '../services/wallet.ts';
-import { FormatSchema, SessionStatusSchema } from './session-schemas.ts';
+import { ClaimNameSchema, FormatSchema, SessionStatusSchema } from './session-schemas.ts';
 
 /**
  * Wallet-facing endpoints: no bearer key. Knowing the session id and its nonce is the
@@ -11,13 +20,44 @@ import { FormatSchema, SessionStatusSchema } from './session-schemas.ts';
 const tags = ['Wallet'];
 const SessionParams = Type.Object({ sessionId: Type.String({ maxLength: 64 }) });
 const Nonce = Type.String({ minLength: 1, maxLength: 128, description: 'The challengeNonce of the session' });
-const WALLET_ERRORS = errorResponses(
-  'invalid_request',
-  'not_found',
-  'session_expired',
-  'invalid_state',
-  'idempotency_conflict',
+const WALLET_ERRORS = ['invalid_request', 'not_found', 'session_expired'] as const;
+
+const PresentationRequestSchema = Type.Object(
+  {
+    sessionId: Type.String(),
+    status: SessionStatusSchema,
+    nonce: Type.String(),
+    audience: Type.String({ description: 'BASE_URL: presentations are bound to it' }),
+    purpose: Type.String(),
+    requiredClaims: Type.Array(ClaimNameSchema, {
+      description: 'Always includes is_active_student, and valid_until so that currency can be checked',
+    }),
+    application: Type.Object({ name: Type.String() }),
+    environment: Environment,
+    acceptedFormats: Type.Array(FormatSchema),
+    expiresAt: IsoTimestamp,
+  },
+  { $id: 'PresentationRequest', description: 'What the wallet is asked to present, and for whom' },
 );
+
+const ConsentResult = Type.Object(
+  { sessionId: Type.String(), status: SessionStatusSchema },
+  { $id: 'ConsentResult', description: 'The session after the decision: consented or declined' },
+);
+
+const PresentationOutcome = Type.Object(
+  {
+    sessionId: Type.String(),
+    status: Type.Literal('completed'),
+    verified: Type.Boolean(),
+    failureReason: Type.Union([Type.String(), Type.Null()], {
+      description: 'A FailureReason; null when verified',
+    }),
+  },
+  { $id: 'PresentationOutcome', description: 'The session completed: verified, or why not' },
+);
+
+export const WALLET_COMPONENTS = [PresentationRequestSchema, ConsentResult, PresentationOutcome];
 
 export const walletRoutes =
   (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
@@ -25,28 +65,12 @@ export const walletRoutes =
     app.get('/verification/v1/sessions/:sessionId/request', {
       schema: {
         tags,
+        operationId: 'retrievePresentationRequest',
         summary: 'The presentation request a wallet answers',
+        security: PUBLIC,
         params: SessionParams,
         querystring: Type.Object({ nonce: Nonce }, { additionalProperties: false }),
-        response: {
-          200: envelope(
-            Type.Object({
-              sessionId: Type.String(),
-              status: SessionStatusSchema,
-              nonce: Type.String(),
-              audience: Type.String({ description: 'BASE_URL: presentations are bound to it' }),
-              purpose: Type.String(),
-              requiredClaims: Type.Array(Type.String(), {
-                description: 'Always includes is_active_student, and valid_until so that currency can be checked',
-              }),
-              application: Type.Object({ name: Type.String() }),
-              environment: Environment,
-              acceptedFormats: Type.Array(FormatSchema),
-              expiresAt: IsoTimestamp,
-            }),
-          ),
-          ...WALLET_ERRORS,
-        },
+        response: { 200: envelope(Ref(PresentationRequestSchema)), ...errorResponses(...WALLET_ERRORS) },
       },
       handler: async (request) => ({
         success: true as const,
@@ -57,15 +81,17 @@ export const walletRoutes =
     app.post('/verification/v1/sessions/:sessionId/consent', {
       schema: {
         tags,
+        operationId: 'submitConsent',
         summary: "Record the student's consent (or refusal)",
+        security: PUBLIC,
         params: SessionParams,
         body: Type.Object(
-          { nonce: Nonce, decision: Type.Union([Type.Literal('approved'), Type.Literal('declined')]) },
-          { additionalProperties: false },
+          { nonce: Nonce, decision: StringEnum(['approved', 'declined']) },
+          { additionalProperties: false, examples: [{ nonce: 'nonce_7f3a9c2e', decision: 'approved' }] },
         ),
         response: {
-          200: envelope(Type.Object({ sessionId: Type.String(), status: SessionStatusSchema })),
-          ...WALLET_ERRORS,
+          200: envelope(Ref(ConsentResult)),
+          ...errorResponses(...WALLET_ERRORS, ...POST_ERRORS, 'invalid_state'),
         },
       },
       handler: async (request) => ({
@@ -77,7 +103,9 @@ export const walletRoutes =
     app.post('/verification/v1/sessions/:sessionId/presentation', {
       schema: {
         tags,
+        operationId: 'submitPresentation',
         summary: 'Submit a presentation (signed credential or proof) for a consented session',
+        security: PUBLIC,
         params: SessionParams,
         body: Type.Object(
           {
@@ -87,25 +115,20 @@ export const walletRoutes =
               description: "The format's presentation: a string (sd-jwt-vc) or an object (bbs, groth16)",
             }),
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [
+              {
+                nonce: 'nonce_7f3a9c2e',
+                format: 'sd-jwt-vc',
+                presentation: 'eyJhbGciOiJFUzI1NiIsInR5cCI6ImRjK3NkLWp3dCJ9…~WyJzYWx0Ii…~eyJhbGciOiJFUzI1NiJ9…',
+              },
+            ],
+          },
         ),
         response: {
-          200: envelope(
-            Type.Object({
-              sessionId: Type.String(),
-              status: Type.Literal('completed'),
-              verified: Type.Boolean(),
-              failureReason: Type.Union([Type.String(), Type.Null()]),
-            }),
-          ),
-          ...errorResponses(
-            'invalid_request',
-            'presentation_rejected',
-            'not_found',
-            'session_expired',
-            'invalid_state',
-            'idempotency_conflict',
-          ),
+          200: envelope(Ref(PresentationOutcome)),
+          ...errorResponses(...WALLET_ERRORS, ...POST_ERRORS, 'presentation_rejected', 'invalid_state'),
         },
       },
       handler: async (request) => ({

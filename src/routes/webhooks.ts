@@ -1,4 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { DELIVERY_STATUSES } from '../domain/delivery-state.ts';
 import { EVENT_TYPES } from '../domain/events.ts';
 import { principalOf } from '../http/auth.ts';
 import {
@@ -11,6 +12,10 @@ import {
   listEnvelope,
   MultilineText,
   PageQuery,
+  POST_ERRORS,
+  BODY_ERRORS,
+  Ref,
+  StringEnum,
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import {
@@ -28,11 +33,12 @@ import {
   updateEndpointFor,
 } from '../services/webhooks.ts';
 
-const EventName = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)));
+export const EventTypeEnum = StringEnum(EVENT_TYPES, { $id: 'EventType', description: 'The name of an event' });
+const EventName = Ref(EventTypeEnum);
 const NullableTimestamp = Type.Union([IsoTimestamp, Type.Null()]);
 
 /** The endpoint record (DESIGN §6); the signing secret is not part of it. */
-export const WebhookEndpointSchema = Type.Object({
+const endpointFields = {
   id: Type.String({ description: 'Prefix whk_' }),
   appId: Type.String(),
   environment: Environment,
@@ -40,7 +46,7 @@ export const WebhookEndpointSchema = Type.Object({
   description: Type.Union([Type.String(), Type.Null()]),
   events: Type.Array(EventName),
   enabled: Type.Boolean(),
-  disabledReason: Type.Union([Type.Literal('manual'), Type.Literal('endpoint_gone'), Type.Null()], {
+  disabledReason: Type.Union([StringEnum(['manual', 'endpoint_gone']), Type.Null()], {
     description: 'Why the endpoint is disabled: by you (manual), or because it answered 410 Gone (endpoint_gone)',
   }),
   previousSecretExpiresAt: Type.Union([IsoTimestamp, Type.Null()], {
@@ -48,25 +54,29 @@ export const WebhookEndpointSchema = Type.Object({
   }),
   createdAt: IsoTimestamp,
   updatedAt: IsoTimestamp,
+};
+
+export const WebhookEndpointSchema = Type.Object(endpointFields, {
+  $id: 'WebhookEndpoint',
+  description: 'A webhook endpoint; its signing secret is not part of it',
 });
 
 /** Creation and rotation only: the record with its signing secret. */
-export const WebhookEndpointWithSecret = Type.Object({
-  ...WebhookEndpointSchema.properties,
-  secret: Type.Union(
-    [Type.String({ description: 'whsec_…: the HMAC key of the signatures. Shown here only.' }), Type.Null()],
-    {
-      description: 'whsec_…, shown in this response only (null in an idempotent replay)',
-    },
-  ),
-});
+export const WebhookEndpointWithSecret = Type.Object(
+  {
+    ...endpointFields,
+    secret: Type.Union(
+      [Type.String({ description: 'whsec_…: the HMAC key of the signatures. Shown here only.' }), Type.Null()],
+      {
+        description: 'whsec_…, shown in this response only (null in an idempotent replay)',
+      },
+    ),
+  },
+  { $id: 'WebhookEndpointWithSecret', description: 'A webhook endpoint with its signing secret' },
+);
 
-const DeliveryStatus = Type.Union([
-  Type.Literal('pending'),
-  Type.Literal('sending'),
-  Type.Literal('succeeded'),
-  Type.Literal('failed'),
-]);
+const DeliveryStatusEnum = StringEnum(DELIVERY_STATUSES, { $id: 'DeliveryStatus' });
+const DeliveryStatus = Ref(DeliveryStatusEnum);
 
 const AttemptSchema = Type.Object({
   attempt: Type.Integer({ description: '1 for the first attempt' }),
@@ -82,25 +92,42 @@ const AttemptSchema = Type.Object({
   responseBodyTruncated: Type.Boolean(),
 });
 
-export const DeliverySchema = Type.Object({
-  id: Type.String({ description: 'Prefix del_; sent as X-Service-Delivery' }),
-  endpointId: Type.String(),
-  eventId: Type.String(),
-  event: EventName,
-  status: DeliveryStatus,
-  attemptCount: Type.Integer(),
-  nextAttemptAt: NullableTimestamp,
-  createdAt: IsoTimestamp,
-  updatedAt: IsoTimestamp,
-  deliveredAt: NullableTimestamp,
-  attempts: Type.Array(AttemptSchema),
-});
+export const DeliverySchema = Type.Object(
+  {
+    id: Type.String({ description: 'Prefix del_; sent as X-Service-Delivery' }),
+    endpointId: Type.String(),
+    eventId: Type.String(),
+    event: EventName,
+    status: DeliveryStatus,
+    attemptCount: Type.Integer(),
+    nextAttemptAt: NullableTimestamp,
+    createdAt: IsoTimestamp,
+    updatedAt: IsoTimestamp,
+    deliveredAt: NullableTimestamp,
+    attempts: Type.Array(AttemptSchema),
+  },
+  { $id: 'Delivery', description: 'One event sent to one endpoint, with every attempt' },
+);
+
+const DeletedWebhookEndpoint = Type.Object(
+  { id: Type.String(), deleted: Type.Literal(true), deletedAt: IsoTimestamp },
+  { $id: 'DeletedWebhookEndpoint' },
+);
+
+export const WEBHOOK_COMPONENTS = [
+  EventTypeEnum,
+  WebhookEndpointSchema,
+  WebhookEndpointWithSecret,
+  DeliveryStatusEnum,
+  DeliverySchema,
+  DeletedWebhookEndpoint,
+];
 
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https:// URL of a public host' });
-const Events = Type.Array(Type.String({ maxLength: 100 }), {
+const Events = Type.Array(EventName, {
   minItems: 1,
   maxItems: EVENT_TYPES.length,
-  description: `Any of ${EVENT_TYPES.join(', ')}`,
+  description: 'The events to send; each at most once',
 });
 const Description = MultilineText({ maxLength: 2000 });
 const WebhookParams = Type.Object({ webhookId: Type.String({ maxLength: 64 }) });
@@ -118,6 +145,7 @@ export const AppWebhookFields = {
 const tags = ['Webhooks'];
 const READ_ERRORS = [...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'] as const;
 const WRITE_ERRORS = [...READ_ERRORS, 'invalid_state'] as const;
+const EXAMPLE_URL = 'https://example.com/hooks/matricula';
 
 export const webhookRoutes =
   (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
@@ -126,13 +154,27 @@ export const webhookRoutes =
       config: { secretFields: ['data.secret'] },
       schema: {
         tags,
+        operationId: 'createWebhookEndpoint',
         summary: 'Register a webhook endpoint (its signing secret is returned here only)',
         security: BEARER,
         body: Type.Object(
           { appId: Type.String({ maxLength: 64 }), url: Url, events: Events, description: Type.Optional(Description) },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [
+              {
+                appId: 'app_01jd8x4m2n5p6q7r8s9t0v1w2x',
+                url: EXAMPLE_URL,
+                events: ['verification.completed', 'verification.expired'],
+                description: 'Checkout backend',
+              },
+            ],
+          },
         ),
-        response: { 201: envelope(WebhookEndpointWithSecret), ...errorResponses(...WRITE_ERRORS) },
+        response: {
+          201: envelope(Ref(WebhookEndpointWithSecret)),
+          ...errorResponses(...WRITE_ERRORS, ...POST_ERRORS),
+        },
       },
       handler: async (request, reply) => {
         const endpoint = await createEndpoint(deps, principalOf(request), request.body);
@@ -143,13 +185,14 @@ export const webhookRoutes =
     app.get('/org/v1/webhooks', {
       schema: {
         tags,
+        operationId: 'listWebhookEndpoints',
         summary: "Webhook endpoints of the caller's environment, optionally of one application",
         security: BEARER,
         querystring: Type.Object(
           { appId: Type.Optional(Type.String({ maxLength: 64 })), ...PageQuery },
           { additionalProperties: false },
         ),
-        response: { 200: listEnvelope(WebhookEndpointSchema), ...errorResponses(...READ_ERRORS) },
+        response: { 200: listEnvelope(Ref(WebhookEndpointSchema)), ...errorResponses(...READ_ERRORS) },
       },
       handler: async (request) => {
         const { appId, limit, startingAfter } = request.query;
@@ -170,10 +213,11 @@ export const webhookRoutes =
     app.get('/org/v1/webhooks/:webhookId', {
       schema: {
         tags,
+        operationId: 'retrieveWebhookEndpoint',
         summary: 'One webhook endpoint',
         security: BEARER,
         params: WebhookParams,
-        response: { 200: envelope(WebhookEndpointSchema), ...errorResponses(...READ_ERRORS) },
+        response: { 200: envelope(Ref(WebhookEndpointSchema)), ...errorResponses(...READ_ERRORS) },
       },
       handler: async (request) => ({
         success: true as const,
@@ -184,6 +228,7 @@ export const webhookRoutes =
     app.patch('/org/v1/webhooks/:webhookId', {
       schema: {
         tags,
+        operationId: 'updateWebhookEndpoint',
         summary: 'Change the URL, events, description, or enable/disable',
         security: BEARER,
         params: WebhookParams,
@@ -194,9 +239,9 @@ export const webhookRoutes =
             enabled: Type.Optional(Type.Boolean()),
             description: Type.Optional(Type.Union([Description, Type.Null()])),
           },
-          { additionalProperties: false, minProperties: 1 },
+          { additionalProperties: false, minProperties: 1, examples: [{ enabled: true }, { url: EXAMPLE_URL }] },
         ),
-        response: { 200: envelope(WebhookEndpointSchema), ...errorResponses(...READ_ERRORS) },
+        response: { 200: envelope(Ref(WebhookEndpointSchema)), ...errorResponses(...READ_ERRORS, ...BODY_ERRORS) },
       },
       handler: async (request) => ({
         success: true as const,
@@ -207,11 +252,12 @@ export const webhookRoutes =
     app.delete('/org/v1/webhooks/:webhookId', {
       schema: {
         tags,
+        operationId: 'deleteWebhookEndpoint',
         summary: 'Delete an endpoint, with its pending deliveries and their log',
         security: BEARER,
         params: WebhookParams,
         response: {
-          200: envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true), deletedAt: IsoTimestamp })),
+          200: envelope(Ref(DeletedWebhookEndpoint)),
           ...errorResponses(...READ_ERRORS),
         },
       },
@@ -225,10 +271,14 @@ export const webhookRoutes =
       config: { secretFields: ['data.secret'] },
       schema: {
         tags,
+        operationId: 'rotateWebhookEndpointSecret',
         summary: 'New signing secret; the old one keeps signing for 24 h',
         security: BEARER,
         params: WebhookParams,
-        response: { 200: envelope(WebhookEndpointWithSecret), ...errorResponses(...READ_ERRORS) },
+        response: {
+          200: envelope(Ref(WebhookEndpointWithSecret)),
+          ...errorResponses(...READ_ERRORS, ...POST_ERRORS),
+        },
       },
       handler: async (request) => ({
         success: true as const,
@@ -239,10 +289,11 @@ export const webhookRoutes =
     app.post('/org/v1/webhooks/:webhookId/test', {
       schema: {
         tags,
+        operationId: 'testWebhookEndpoint',
         summary: 'Send a webhook.test event to this endpoint',
         security: BEARER,
         params: WebhookParams,
-        response: { 201: envelope(DeliverySchema), ...errorResponses(...WRITE_ERRORS) },
+        response: { 201: envelope(Ref(DeliverySchema)), ...errorResponses(...WRITE_ERRORS, ...POST_ERRORS) },
       },
       handler: async (request, reply) => {
         const delivery = await sendTestEvent(deps, principalOf(request), request.params.webhookId);
@@ -253,6 +304,7 @@ export const webhookRoutes =
     app.get('/org/v1/webhooks/:webhookId/deliveries', {
       schema: {
         tags,
+        operationId: 'listWebhookDeliveries',
         summary: 'Delivery log of an endpoint, newest first, with every attempt',
         security: BEARER,
         params: WebhookParams,
@@ -260,7 +312,7 @@ export const webhookRoutes =
           { status: Type.Optional(DeliveryStatus), ...PageQuery },
           { additionalProperties: false },
         ),
-        response: { 200: listEnvelope(DeliverySchema), ...errorResponses(...READ_ERRORS) },
+        response: { 200: listEnvelope(Ref(DeliverySchema)), ...errorResponses(...READ_ERRORS) },
       },
       handler: async (request) => {
         const { status, limit, startingAfter } = request.query;
@@ -282,10 +334,11 @@ export const webhookRoutes =
     app.get('/org/v1/webhooks/:webhookId/deliveries/:deliveryId', {
       schema: {
         tags,
+        operationId: 'retrieveWebhookDelivery',
         summary: 'One delivery with its attempts',
         security: BEARER,
         params: DeliveryParams,
-        response: { 200: envelope(DeliverySchema), ...errorResponses(...READ_ERRORS) },
+        response: { 200: envelope(Ref(DeliverySchema)), ...errorResponses(...READ_ERRORS) },
       },
       handler: async (request) => ({
         success: true as const,
@@ -296,10 +349,11 @@ export const webhookRoutes =
     app.post('/org/v1/webhooks/:webhookId/deliveries/:deliveryId/retry', {
       schema: {
         tags,
+        operationId: 'retryWebhookDelivery',
         summary: 'Send a delivery again now (one more attempt)',
         security: BEARER,
         params: DeliveryParams,
-        response: { 200: envelope(DeliverySchema), ...errorResponses(...WRITE_ERRORS) },
+        response: { 200: envelope(Ref(DeliverySchema)), ...errorResponses(...WRITE_ERRORS, ...POST_ERRORS) },
       },
       handler: async (request) => ({
         success: true as const,

@@ -8,6 +8,9 @@ import type { Environment } from '../domain/environment.ts';
 import type { CredentialFormat, TrustRegistry } from '../domain/credentials.ts';
 import type { SessionResult } from '../domain/session.ts';
 
+/** The closed list of rejection reasons, for the API's schemas. */
+export { REJECTION_REASONS } from '../proofs/types.ts';
+
 /** The outcome of checking one presentation: rejected (proves nothing) or judged. */
 export type PresentationOutcome =
   | { kind: 'rejected'; reason: RejectionReason; message: string }

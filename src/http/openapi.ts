@@ -1,0 +1,120 @@
+/**
+ * What the route schemas cannot say, added to the OpenAPI document once: the headers of the
+ * idempotency layer and the request id, on every operation they apply to, and the `webhooks`
+ * section (OAS 3.1): the request we send to an endpoint, one per event type.
+ */
+
+type Json = Record<string, any>;
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+const HEADERS: Json = {
+  RequestId: {
+    description: 'The id of this request (prefix req_); quote it when you report a problem',
+    required: true,
+    schema: { type: 'string' },
+  },
+  IdempotentReplayed: {
+    description: 'true when this response is the replay of an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
+const PARAMETERS: Json = {
+  IdempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'Makes the POST safe to retry: the first response is kept 24 h and replayed for the same key and the same request; the same key with another request is a 409 idempotency_conflict. 1 to 255 printable ASCII characters.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+  },
+};
+
+/** The headers of every delivery (spec 6.1). */
+const DELIVERY_PARAMETERS: Json = {
+  WebhookSignature: {
+    name: 'X-Service-Signature',
+    in: 'header',
+    required: true,
+    description:
+      't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with the endpoint secret>; several v1 while a rotated secret still signs',
+    schema: { type: 'string' },
+  },
+  WebhookEvent: {
+    name: 'X-Service-Event',
+    in: 'header',
+    required: true,
+    description: 'The event name, as in the body',
+    schema: { $ref: '#/components/schemas/EventType' },
+  },
+  WebhookDelivery: {
+    name: 'X-Service-Delivery',
+    in: 'header',
+    required: true,
+    description: 'The delivery id (prefix del_), the same on every attempt',
+    schema: { type: 'string' },
+  },
+};
+
+/** `event name → $id of its envelope schema`. */
+export type WebhookEventSchemas = Record<string, string>;
+
+function webhookOperationId(event: string): string {
+  const words = event.split(/[._]/);
+  return `${words[0]}${words
+    .slice(1)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('')}Webhook`;
+}
+
+function webhooksSection(events: WebhookEventSchemas): Json {
+  const section: Json = {};
+  for (const [event, schemaId] of Object.entries(events)) {
+    section[event] = {
+      post: {
+        operationId: webhookOperationId(event),
+        summary: `The ${event} event, sent to the endpoints subscribed to it`,
+        description:
+          'POSTed to your endpoint, signed (see docs/webhooks.md). Verify the signature on the raw body before parsing it. Any 2xx acknowledges; anything else, or no answer within the timeout, is retried; 410 Gone disables the endpoint.',
+        tags: ['Webhooks'],
+        security: [],
+        parameters: ['WebhookSignature', 'WebhookEvent', 'WebhookDelivery'].map((name) => ({
+          $ref: `#/components/parameters/${name}`,
+        })),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaId}` } } },
+        },
+        responses: {
+          '200': { description: 'Acknowledged: any 2xx status' },
+          '410': { description: 'Gone: the endpoint is disabled and receives nothing more' },
+        },
+      },
+    };
+  }
+  return section;
+}
+
+/** Adds the shared headers and parameters to every operation of `document`, and the webhooks, in place. */
+export function completeDocument(document: Json, options: { webhooks: WebhookEventSchemas }): Json {
+  const components = (document.components ??= {});
+  components.headers = { ...components.headers, ...HEADERS };
+  components.parameters = { ...components.parameters, ...PARAMETERS, ...DELIVERY_PARAMETERS };
+  document.webhooks = { ...document.webhooks, ...webhooksSection(options.webhooks) };
+  for (const item of Object.values<Json>(document.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = item[method] as Json | undefined;
+      if (!operation) continue;
+      if (method === 'post')
+        operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
+      for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
+        const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
+        if (method === 'post' && status.startsWith('2'))
+          headers['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
+        response.headers = { ...response.headers, ...headers };
+      }
+    }
+  }
+  return document;
+}
