@@ -9,7 +9,6 @@ import { authenticate } from './http/auth.ts';
 import { frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { AccessLog, requestIdGenerator } from './http/request-log.ts';
-import { ErrorBody } from './http/schemas.ts';
 import { installTextGuard } from './http/text-guard.ts';
 import { completeDocument } from './http/openapi.ts';
 import { appRoutes } from './routes/apps.ts';
