@@ -12,6 +12,8 @@ export interface CliContext {
   /** Opens (and migrates) the database named by DATABASE_URL; closed by the runner. */
   openStore(): Promise<Store>;
   config(): Config;
+  /** Ends a long-running command (listen, events tail) as Ctrl-C does; tests pass their own. */
+  signal?: AbortSignal;
 }
 
 export interface Command {

@@ -3,6 +3,7 @@ import { appsList } from './apps.ts';
 import { defaultContext, parseCommandArgs, UsageError, type CliContext, type Command } from './command.ts';
 import { issuersAdd, issuersList, issuersRemove } from './issuers.ts';
 import { keysCreate } from './keys.ts';
+import { eventsTail, listen, webhooksTest } from './listen.ts';
 import { orgCreate } from './org.ts';
 import { walletPresent, walletPresentation } from './wallet.ts';
 
@@ -15,6 +16,9 @@ export const COMMANDS: Command[] = [
   issuersRemove,
   walletPresent,
   walletPresentation,
+  listen,
+  eventsTail,
+  webhooksTest,
 ];
 
 function overview(commands: Command[]): string {
@@ -25,7 +29,8 @@ function overview(commands: Command[]): string {
     'Commands:',
     ...commands.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`),
     '',
-    'The database is the one named by DATABASE_URL (default sqlite:./data/matricula.sqlite).',
+    'The database is the one named by DATABASE_URL (default sqlite:./data/matricula.sqlite);',
+    'listen, events tail and webhooks test use the HTTP API instead (--api-key, --base-url).',
     'Run "matricula <command> --help" for the options of a command.',
   ].join('\n');
 }
