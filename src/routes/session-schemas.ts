@@ -39,6 +39,10 @@ export const SessionResultSchema = Type.Object({
   failureReason: Type.Union([Type.String(), Type.Null()], {
     description: 'student_inactive, credential_expired, claim_not_disclosed or too_many_attempts; null when verified',
   }),
+  failureMessage: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'What was wrong, in words an integrator can act on (which claim, which check, for too_many_attempts the last rejection); null when verified',
+  }),
 });
 
 /** Spec 2.1 fields first, then the state of the session. */

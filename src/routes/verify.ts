@@ -4,7 +4,7 @@ import { invalidRequest } from '../errors.ts';
 import { principalOf } from '../http/auth.ts';
 import { AUTHENTICATED_ERRORS, BEARER, envelope, errorResponses } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { checkPresentation } from '../services/presentations.ts';
+import { checkPresentation, rejectionSentence } from '../services/presentations.ts';
 import { ClaimNameSchema, DisclosedClaims, FormatSchema, University } from './session-schemas.ts';
 
 const VerifyResult = Type.Object({
@@ -15,6 +15,10 @@ const VerifyResult = Type.Object({
   issuer: Type.Union([Type.String({ description: 'Trust-registry id of the issuer whose key verified' }), Type.Null()]),
   failureReason: Type.Union([Type.String(), Type.Null()], {
     description: 'A rejection reason (invalid_signature, nonce_mismatch, …) or a qualification failure',
+  }),
+  failureMessage: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "What was wrong, in words that let you debug an issuer's credential (which check failed and why); null when verified",
   }),
 });
 
@@ -69,6 +73,7 @@ export const verifyRoutes =
                 claims: {},
                 issuer: null,
                 failureReason: outcome.reason,
+                failureMessage: rejectionSentence(outcome.message),
               }
             : { ...outcome.result, format: request.body.format, issuer: outcome.issuerId };
         return { success: true as const, data };

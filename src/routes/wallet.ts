@@ -96,6 +96,9 @@ export const walletRoutes =
               status: Type.Literal('completed'),
               verified: Type.Boolean(),
               failureReason: Type.Union([Type.String(), Type.Null()]),
+              failureMessage: Type.Union([Type.String(), Type.Null()], {
+                description: 'What was wrong, in words; null when verified',
+              }),
             }),
           ),
           ...errorResponses(

@@ -8,7 +8,7 @@ import { findApplicationById } from '../store/applications.ts';
 import { findSession, recordFailedAttempt, transitionSession } from '../store/sessions.ts';
 import { type Session, type SessionResult } from '../domain/session.ts';
 import type { ServiceDeps } from './deps.ts';
-import { checkPresentation } from './presentations.ts';
+import { checkPresentation, rejectionSentence } from './presentations.ts';
 import { completedEventData, refusal } from './sessions.ts';
 
 /** Compares digests so the comparison takes the same time whatever the inputs' lengths. */
@@ -73,6 +73,7 @@ export interface SubmissionOutcome {
   status: 'completed';
   verified: boolean;
   failureReason: string | null;
+  failureMessage: string | null;
 }
 
 function complete(deps: ServiceDeps, session: Session, result: SessionResult, at: string): Promise<boolean> {
@@ -122,6 +123,7 @@ export async function submitPresentation(
       status: 'completed',
       verified: outcome.result.verified,
       failureReason: outcome.result.failureReason,
+      failureMessage: outcome.result.failureMessage,
     };
   }
 
@@ -134,11 +136,12 @@ export async function submitPresentation(
       university: null,
       claims: {},
       failureReason: 'too_many_attempts',
+      failureMessage: `${MAX_FAILED_ATTEMPTS} presentations were rejected. The last one: ${rejectionSentence(outcome.message)}`,
     };
     await complete(deps, session, result, at);
     throw new ApiError(
       'presentation_rejected',
-      `${outcome.message} That was the last attempt: the session is completed unverified (too_many_attempts).`,
+      `${rejectionSentence(outcome.message)} That was the last attempt: the session is completed unverified (too_many_attempts).`,
       {
         param: 'presentation',
         reason: outcome.reason,
@@ -146,7 +149,8 @@ export async function submitPresentation(
     );
   }
   const left = MAX_FAILED_ATTEMPTS - attempts;
-  throw new ApiError('presentation_rejected', `${outcome.message} ${left} attempt${left === 1 ? '' : 's'} left.`, {
+  const attemptsLeft = `${left} attempt${left === 1 ? '' : 's'} left.`;
+  throw new ApiError('presentation_rejected', `${rejectionSentence(outcome.message)} ${attemptsLeft}`, {
     param: 'presentation',
     reason: outcome.reason,
   });
