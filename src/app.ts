@@ -6,6 +6,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { authenticate } from './http/auth.ts';
+import { installCors } from './http/cors.ts';
 import { frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { AccessLog, requestIdGenerator } from './http/request-log.ts';
@@ -81,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   installValidation(app, COMPONENT_SCHEMAS);
   installErrorHandling(app);
+  installCors(app, config.corsOrigins);
   for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
   app.decorateRequest('principal', null);
 

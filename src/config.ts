@@ -30,6 +30,8 @@ export interface Config {
   logFormat: 'json' | 'pretty';
   /** Keep a valid incoming X-Request-Id (set by a trusted proxy) instead of generating one. */
   trustProxyRequestId: boolean;
+  /** Browser origins allowed to call the public endpoints (session status, wallet); none by default. */
+  corsOrigins: readonly string[];
   role: Role;
   /** Bearer token GET /metrics requires; unset, the metrics are open. */
   metricsToken?: string;
@@ -94,6 +96,30 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
+/** CORS_ORIGINS: comma-separated origins (`https://shop.example`, no path), each exactly as browsers send it. */
+function origins(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      let url: URL | undefined;
+      try {
+        url = new URL(entry);
+      } catch {
+        url = undefined;
+      }
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== entry)
+        throw new ConfigError(
+          name,
+          `must list origins such as https://shop.example, comma-separated, without a path or trailing slash (got "${entry}")`,
+        );
+      return entry;
+    });
+}
+
 /** WEBHOOK_RETRY_SCHEDULE, parsed by the domain's one parser. */
 function retrySchedule(env: Env): readonly number[] {
   try {
@@ -152,6 +178,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
     trustProxyRequestId: boolean(env, 'TRUST_PROXY_REQUEST_ID', false),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
     role,
     metricsToken: operatorToken(env, 'METRICS_TOKEN'),
     adminToken: operatorToken(env, 'ADMIN_TOKEN'),

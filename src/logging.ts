@@ -100,7 +100,14 @@ export function loggerOptions(settings: Pick<LoggerSettings, 'logLevel'>): Logge
 export function createLogger(settings: LoggerSettings, destination?: DestinationStream): Logger {
   const options = loggerOptions(settings);
   if (settings.logFormat === 'pretty') {
-    return pino(options, pretty({ destination: destination ?? 1, colorize: destination === undefined, sync: true }));
+    return pino(
+      options,
+      pretty({
+        destination: destination ?? 1,
+        colorize: destination === undefined && process.stdout.isTTY === true,
+        sync: true,
+      }),
+    );
   }
   return destination ? pino(options, destination) : pino(options);
 }

@@ -60,6 +60,7 @@ forEachDialect('verification flow', (dialect) => {
         status: 'completed',
         verified: true,
         failureReason: null,
+        failureMessage: null,
       });
 
       const session = (await getSession(h, tenant, s.sessionId)).json().data;
@@ -77,6 +78,7 @@ forEachDialect('verification flow', (dialect) => {
           ...(format === 'groth16' ? {} : { valid_until: '2027-09-30T00:00:00.000Z' }),
         },
         failureReason: null,
+        failureMessage: null,
       });
 
       const completed = (await events('verification.completed')).find((e) => e.data.sessionId === s.sessionId)!;
@@ -108,13 +110,31 @@ forEachDialect('verification flow', (dialect) => {
   });
 
   const notQualifying: Array<
-    [string, Parameters<typeof buildPresentation>[2]['student'], string[] | undefined, string]
+    [string, Parameters<typeof buildPresentation>[2]['student'], string[] | undefined, string, string]
   > = [
-    ['inactive student', { active: false }, undefined, 'student_inactive'],
-    ['expired credential', { validUntil: '2026-01-01T00:00:00.000Z' }, undefined, 'credential_expired'],
-    ['required claim withheld', {}, ['is_active_student'], 'claim_not_disclosed'],
+    [
+      'inactive student',
+      { active: false },
+      undefined,
+      'student_inactive',
+      'The credential does not show an active student.',
+    ],
+    [
+      'expired credential',
+      { validUntil: '2026-01-01T00:00:00.000Z' },
+      undefined,
+      'credential_expired',
+      'The credential has expired.',
+    ],
+    [
+      'required claim withheld',
+      {},
+      ['is_active_student'],
+      'claim_not_disclosed',
+      'The required claim university_domain was not disclosed.',
+    ],
   ];
-  for (const [name, student, disclose, reason] of notQualifying) {
+  for (const [name, student, disclose, reason, message] of notQualifying) {
     test(`${name}: the session completes unverified with ${reason}`, async () => {
       const s = await createSession(h, tenant, {
         requiredClaims: ['is_active_student', 'university_domain', 'valid_until'],
@@ -132,10 +152,12 @@ forEachDialect('verification flow', (dialect) => {
         status: 'completed',
         verified: false,
         failureReason: reason,
+        failureMessage: message,
       });
       const session = (await getSession(h, tenant, s.sessionId)).json().data;
       assert.equal(session.result.verified, false);
       assert.equal(session.result.failureReason, reason);
+      assert.equal(session.result.failureMessage, message);
       const event = (await events('verification.completed')).find((e) => e.data.sessionId === s.sessionId)!;
       assert.equal(event.data.verified, false);
     });
@@ -158,11 +180,18 @@ forEachDialect('verification flow', (dialect) => {
       [tampered, 'invalid_disclosure'],
       ['not-a-credential', 'malformed_presentation'],
     ];
+    let left = 4;
     for (const [presentation, reason] of cases) {
       const res = await submit(h, s, 'sd-jwt-vc', presentation);
       assert.equal(res.statusCode, 400, reason);
       assert.equal(res.json().error.code, 'presentation_rejected');
       assert.equal(res.json().error.reason, reason);
+      // Whole sentences: the verifier's words, a full stop, then what is left.
+      assert.match(
+        res.json().error.message,
+        new RegExp(`^The presentation was rejected: [^.]+[^.\\s]\\. ${left} attempts? left\\.$`),
+      );
+      left--;
     }
     assert.equal((await getSession(h, tenant, s.sessionId)).json().data.status, 'consented');
     // Still answerable after four rejections.
@@ -194,6 +223,8 @@ forEachDialect('verification flow', (dialect) => {
       university: null,
       claims: {},
       failureReason: 'too_many_attempts',
+      failureMessage:
+        '5 presentations were rejected. The last one: The presentation was rejected: not a compact SD-JWT (<jwt>~<disclosures>~<kb-jwt>).',
     });
     const sixth = await submit(h, s, 'sd-jwt-vc', await buildPresentation(h, 'sd-jwt-vc', { nonce: s.challengeNonce }));
     assert.equal(sixth.statusCode, 409);

@@ -4,7 +4,7 @@ import { BUILDERS } from './support/builders.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession } from './support/sessions.ts';
 
-const RESULT_FIELDS = ['claims', 'failureReason', 'format', 'issuer', 'university', 'verified'];
+const RESULT_FIELDS = ['claims', 'failureMessage', 'failureReason', 'format', 'issuer', 'university', 'verified'];
 
 forEachDialect('direct verify and events API', (dialect) => {
   let h: Harness;
@@ -35,6 +35,7 @@ forEachDialect('direct verify and events API', (dialect) => {
       assert.deepEqual(data.claims, { is_active_student: true, academic_level: 'undergraduate' });
       assert.match(data.issuer, /^iss_/);
       assert.equal(data.failureReason, null);
+      assert.equal(data.failureMessage, null);
     });
   }
 
@@ -89,7 +90,22 @@ forEachDialect('direct verify and events API', (dialect) => {
       assert.equal(res.statusCode, 200, reason);
       assert.equal(res.json().data.verified, false, reason);
       assert.equal(res.json().data.failureReason, reason);
+      // A sentence for people beside the code, ending in one full stop.
+      assert.match(res.json().data.failureMessage, /^[A-Z][^]*[^.]\.$/, reason);
     }
+    const messageOf = async (body: Record<string, unknown>) => (await verify(body)).json().data.failureMessage;
+    assert.equal(
+      await messageOf({ format: 'sd-jwt-vc', presentation: good, nonce, audience: 'https://elsewhere.example' }),
+      'The presentation was rejected: key binding JWT aud is not this service.',
+    );
+    assert.equal(
+      await messageOf({
+        format: 'sd-jwt-vc',
+        presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, student: { active: false } }),
+        nonce,
+      }),
+      'The credential does not show an active student.',
+    );
   });
 
   test('only the claims asked for are reported, whatever else the wallet disclosed', async () => {
@@ -112,6 +128,7 @@ forEachDialect('direct verify and events API', (dialect) => {
     );
     assert.equal(res.json().data.verified, false);
     assert.equal(res.json().data.failureReason, 'untrusted_issuer');
+    assert.match(res.json().data.failureMessage, /sandbox-state\.example is not a trusted live issuer\.$/);
   });
 
   test('bad requests are 400s; no key is a 401', async () => {

@@ -22,6 +22,11 @@ export interface SessionResult {
   university: { name: string; domain: string; country: string } | null;
   claims: DisclosedClaims;
   failureReason: FailureReason | null;
+  /**
+   * What was wrong, in words an integrator can act on (which claim, which check); null when
+   * verified. Results stored before it existed read as null.
+   */
+  failureMessage: string | null;
 }
 
 /** A verification session, as stored. */

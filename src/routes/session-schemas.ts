@@ -59,6 +59,10 @@ export const SessionResultSchema = Type.Object(
     university: Type.Union([University, Type.Null()]),
     claims: DisclosedClaims,
     failureReason: Type.Union([Ref(FailureReasonEnum), Type.Null()], { description: 'null when verified' }),
+    failureMessage: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'What was wrong, in words an integrator can act on (which claim, which check, for too_many_attempts the last rejection); null when verified',
+    }),
   },
   { $id: 'SessionResult', description: 'The outcome of a completed session' },
 );

@@ -12,7 +12,7 @@ import {
   StringEnum,
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { checkPresentation, REJECTION_REASONS } from '../services/presentations.ts';
+import { checkPresentation, rejectionSentence, REJECTION_REASONS } from '../services/presentations.ts';
 import { ClaimNameSchema, DisclosedClaims, FailureReasonEnum, FormatSchema, University } from './session-schemas.ts';
 
 export const RejectionReasonEnum = StringEnum(REJECTION_REASONS, {
@@ -32,6 +32,10 @@ const VerifyResult = Type.Object(
     ]),
     failureReason: Type.Union([Ref(RejectionReasonEnum), Ref(FailureReasonEnum), Type.Null()], {
       description: 'A rejection reason or a qualification failure; null when verified',
+    }),
+    failureMessage: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "What was wrong, in words that let you debug an issuer's credential (which check failed and why); null when verified",
     }),
   },
   { $id: 'VerificationResult', description: 'The outcome of verifying one presentation' },
@@ -101,6 +105,7 @@ export const verifyRoutes =
                 claims: {},
                 issuer: null,
                 failureReason: outcome.reason,
+                failureMessage: rejectionSentence(outcome.message),
               }
             : { ...outcome.result, format: request.body.format, issuer: outcome.issuerId };
         return { success: true as const, data };

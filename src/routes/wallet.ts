@@ -53,6 +53,9 @@ const PresentationOutcome = Type.Object(
     failureReason: Type.Union([Type.String(), Type.Null()], {
       description: 'A FailureReason; null when verified',
     }),
+    failureMessage: Type.Union([Type.String(), Type.Null()], {
+      description: 'What was wrong, in words; null when verified',
+    }),
   },
   { $id: 'PresentationOutcome', description: 'The session completed: verified, or why not' },
 );

@@ -77,5 +77,15 @@ function judge(presentation: VerifiedPresentation, requiredClaims: readonly Clai
     university: { name: issuer.name, domain: issuer.domain, country: issuer.country },
     claims: reportedClaims(presentation.claims, requiredClaims),
     failureReason: qualification.verified ? null : qualification.failureReason,
+    failureMessage: qualification.verified ? null : qualification.message,
   };
+}
+
+/**
+ * A verifier's rejection as a sentence for people: the verifiers' messages are lower-case
+ * fragments ("key binding JWT aud is not this service"), and they end up in error messages and
+ * in `failureMessage`, followed by other sentences.
+ */
+export function rejectionSentence(message: string): string {
+  return `The presentation was rejected: ${message.trim().replace(/[.\s]+$/, '')}.`;
 }

@@ -8,7 +8,7 @@ import { findApplicationById } from '../store/applications.ts';
 import { findSession, recordFailedAttempt, transitionSession } from '../store/sessions.ts';
 import { type Session, type SessionResult } from '../domain/session.ts';
 import type { ServiceDeps } from './deps.ts';
-import { checkPresentation } from './presentations.ts';
+import { checkPresentation, rejectionSentence } from './presentations.ts';
 import { completedEventData, refusal } from './sessions.ts';
 
 /** Compares digests so the comparison takes the same time whatever the inputs' lengths. */
@@ -74,6 +74,7 @@ export interface SubmissionOutcome {
   status: 'completed';
   verified: boolean;
   failureReason: string | null;
+  failureMessage: string | null;
 }
 
 async function complete(deps: ServiceDeps, session: Session, result: SessionResult, at: string): Promise<boolean> {
@@ -129,6 +130,7 @@ export async function submitPresentation(
       status: 'completed',
       verified: outcome.result.verified,
       failureReason: outcome.result.failureReason,
+      failureMessage: outcome.result.failureMessage,
     };
   }
 
@@ -141,11 +143,12 @@ export async function submitPresentation(
       university: null,
       claims: {},
       failureReason: 'too_many_attempts',
+      failureMessage: `${MAX_FAILED_ATTEMPTS} presentations were rejected. The last one: ${rejectionSentence(outcome.message)}`,
     };
     await complete(deps, session, result, at);
     throw new ApiError(
       'presentation_rejected',
-      `${outcome.message} That was the last attempt: the session is completed unverified (too_many_attempts).`,
+      `${rejectionSentence(outcome.message)} That was the last attempt: the session is completed unverified (too_many_attempts).`,
       {
         param: 'presentation',
         reason: outcome.reason,
@@ -153,7 +156,8 @@ export async function submitPresentation(
     );
   }
   const left = MAX_FAILED_ATTEMPTS - attempts;
-  throw new ApiError('presentation_rejected', `${outcome.message} ${left} attempt${left === 1 ? '' : 's'} left.`, {
+  const attemptsLeft = `${left} attempt${left === 1 ? '' : 's'} left.`;
+  throw new ApiError('presentation_rejected', `${rejectionSentence(outcome.message)} ${attemptsLeft}`, {
     param: 'presentation',
     reason: outcome.reason,
   });

@@ -6,6 +6,11 @@ import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { Selectable } from 'kysely';
 import type { SessionsTable } from './schema.ts';
 
+/** Results stored before `failureMessage` existed read with it null. */
+function withFailureMessage(stored: Partial<SessionResult>): SessionResult {
+  return { ...stored, failureMessage: stored.failureMessage ?? null } as SessionResult;
+}
+
 function toSession(row: Selectable<SessionsTable>): Session {
   return {
     id: row.id,
@@ -19,7 +24,7 @@ function toSession(row: Selectable<SessionsTable>): Session {
     metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>),
     clientReference: row.client_reference,
     failedAttempts: Number(row.failed_attempts),
-    result: row.result === null ? null : (JSON.parse(row.result) as SessionResult),
+    result: row.result === null ? null : withFailureMessage(JSON.parse(row.result) as Partial<SessionResult>),
     expiresAt: row.expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
