@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { CLAIM_CATALOGUE } from '../domain/claims.ts';
 import { SESSION_STATUSES } from '../domain/session-state.ts';
 import { Environment, IsoTimestamp } from '../http/schemas.ts';
@@ -21,21 +21,36 @@ export const University = Type.Object({
   country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
 });
 
-export const DisclosedClaims = Type.Object(
+const nullable = <T extends TSchema>(schema: T, description: string) =>
+  Type.Union([schema, Type.Null()], { description });
+
+/**
+ * Spec 6.3: `is_active_student`, `academic_level` and `valid_until` are always present;
+ * `university_domain` when the business asked for it. Data minimization: a claim the business did
+ * not ask for, or that the format proves without revealing, is null.
+ */
+export const ReportedClaims = Type.Object(
   {
-    is_active_student: Type.Optional(Type.Boolean()),
-    university_domain: Type.Optional(Type.String()),
-    academic_level: Type.Optional(Type.String()),
-    valid_until: Type.Optional(Type.String()),
+    is_active_student: nullable(Type.Boolean(), 'null only when no presentation qualified'),
+    university_domain: Type.Optional(
+      nullable(Type.String(), 'Present when requested; null if the student did not disclose it'),
+    ),
+    academic_level: nullable(Type.String(), 'null when not requested or not disclosed'),
+    valid_until: nullable(
+      Type.String(),
+      'null when not requested, or when the format proves it lies in the future without revealing it (groth16)',
+    ),
   },
-  { description: 'Claims the student disclosed' },
+  {
+    description: 'The claims of the result: the spec 6.3 keys always, each null when not requested or not revealed',
+  },
 );
 
 export const SessionResultSchema = Type.Object({
   verified: Type.Boolean(),
   format: Type.Union([FormatSchema, Type.Null()]),
   university: Type.Union([University, Type.Null()]),
-  claims: DisclosedClaims,
+  claims: ReportedClaims,
   failureReason: Type.Union([Type.String(), Type.Null()], {
     description: 'student_inactive, credential_expired, claim_not_disclosed or too_many_attempts; null when verified',
   }),

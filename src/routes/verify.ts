@@ -1,17 +1,17 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
+import { isClaimName, CLAIM_CATALOGUE, noReportedClaims, type ClaimName } from '../domain/claims.ts';
 import { invalidRequest } from '../errors.ts';
 import { principalOf } from '../http/auth.ts';
 import { AUTHENTICATED_ERRORS, BEARER, envelope, errorResponses } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { checkPresentation } from '../services/presentations.ts';
-import { ClaimNameSchema, DisclosedClaims, FormatSchema, University } from './session-schemas.ts';
+import { ClaimNameSchema, FormatSchema, ReportedClaims, University } from './session-schemas.ts';
 
 const VerifyResult = Type.Object({
   verified: Type.Boolean(),
   format: FormatSchema,
   university: Type.Union([University, Type.Null()]),
-  claims: DisclosedClaims,
+  claims: ReportedClaims,
   issuer: Type.Union([Type.String({ description: 'Trust-registry id of the issuer whose key verified' }), Type.Null()]),
   failureReason: Type.Union([Type.String(), Type.Null()], {
     description: 'A rejection reason (invalid_signature, nonce_mismatch, …) or a qualification failure',
@@ -66,7 +66,7 @@ export const verifyRoutes =
                 verified: false,
                 format: request.body.format,
                 university: null,
-                claims: {},
+                claims: noReportedClaims(),
                 issuer: null,
                 failureReason: outcome.reason,
               }

@@ -1,3 +1,4 @@
+import { toReportedClaims } from '../domain/claims.ts';
 import type { Session, SessionResult } from '../domain/session.ts';
 import { statusesLeadingTo, type SessionStatus } from '../domain/session-state.ts';
 import type { Environment } from '../domain/environment.ts';
@@ -5,6 +6,12 @@ import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { Selectable } from 'kysely';
 import type { SessionsTable } from './schema.ts';
+
+/** A stored result, its claims in the spec 6.3 shape (results stored before it lack the null keys). */
+function storedResult(json: string): SessionResult {
+  const result = JSON.parse(json) as SessionResult;
+  return { ...result, claims: toReportedClaims(result.claims) };
+}
 
 function toSession(row: Selectable<SessionsTable>): Session {
   return {
@@ -19,7 +26,7 @@ function toSession(row: Selectable<SessionsTable>): Session {
     metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>),
     clientReference: row.client_reference,
     failedAttempts: Number(row.failed_attempts),
-    result: row.result === null ? null : (JSON.parse(row.result) as SessionResult),
+    result: row.result === null ? null : storedResult(row.result),
     expiresAt: row.expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
