@@ -7,6 +7,7 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { authenticate } from './http/auth.ts';
 import { installCors } from './http/cors.ts';
+import { installDrain } from './http/drain.ts';
 import { frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { AccessLog, requestIdGenerator } from './http/request-log.ts';
@@ -78,6 +79,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Longer than any id, so that a schema's maxLength names the parameter; beyond it, a 400 envelope.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
+    // A request arriving while closing gets the 503 envelope from installDrain, not Fastify's body.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installValidation(app, COMPONENT_SCHEMAS);
@@ -88,6 +91,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  // Before authentication: a request arriving while the server stops touches no database.
+  installDrain(app);
+  app.addHook('onRequest', async (request) => {
     // A route that documents bearer security enforces it: the OpenAPI document cannot drift from the code.
     if (requiresBearer(request.routeOptions.schema?.security))
       request.principal = await authenticate(store.db, request);

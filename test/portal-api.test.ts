@@ -158,10 +158,15 @@ forEachDialect('portal API', (dialect) => {
           failureReason: null,
         });
         const result = (await getSession(h, sandbox, s.sessionId)).json().data.result;
-        // Exactly what the session asked for, always including is_active_student.
+        // Exactly what the session asked for, always including is_active_student; the rest of 6.3 null.
         assert.deepEqual(
           result.claims,
-          { is_active_student: true, university_domain: 'pruebas.example', academic_level: 'postgraduate' },
+          {
+            is_active_student: true,
+            university_domain: 'pruebas.example',
+            academic_level: 'postgraduate',
+            valid_until: null,
+          },
           format,
         );
         assert.equal(result.university.name, 'Universidad de Pruebas');

@@ -149,7 +149,12 @@ describe('portal and sandbox wallet in Chromium', () => {
 
     const result = (await getSession(server.h, server.sandbox, s.sessionId)).json().data.result;
     assert.equal(result.verified, true);
-    assert.deepEqual(result.claims, { is_active_student: true, university_domain: 'pruebas.example' });
+    assert.deepEqual(result.claims, {
+      is_active_student: true,
+      university_domain: 'pruebas.example',
+      academic_level: null,
+      valid_until: null,
+    });
   });
 
   test('not verified, on a phone: a student no longer enrolled; the wallet says why, the portal does not', async () => {

@@ -75,7 +75,7 @@ forEachDialect('verification flow', (dialect) => {
           is_active_student: true,
           university_domain: 'sandbox-state.example',
           academic_level: 'undergraduate',
-          ...(format === 'groth16' ? {} : { valid_until: '2027-09-30T00:00:00.000Z' }),
+          valid_until: format === 'groth16' ? null : '2027-09-30T00:00:00.000Z',
         },
         failureReason: null,
         failureMessage: null,
@@ -105,8 +105,39 @@ forEachDialect('verification flow', (dialect) => {
     });
     assert.equal((await submit(h, s, 'sd-jwt-vc', p)).json().data.verified, true);
     const result = (await getSession(h, tenant, s.sessionId)).json().data.result;
-    assert.deepEqual(result.claims, { is_active_student: true });
+    assert.deepEqual(result.claims, { is_active_student: true, academic_level: null, valid_until: null });
     assert.deepEqual(result.university, { name: 'Universidad de Pruebas', domain: 'pruebas.example', country: 'ES' });
+  });
+
+  test('verification.completed payload shape (spec 6.3): every key present, null when not asked or not revealed', async () => {
+    // Groth16 proves valid_until > now without revealing the date: asked for, it is still null.
+    const s = await createSession(h, tenant, { requiredClaims: ['is_active_student', 'valid_until'] });
+    await consent(h, s);
+    const p = await buildPresentation(h, 'groth16', { nonce: s.challengeNonce, disclose: ['is_active_student'] });
+    const res = await submit(h, s, 'groth16', p);
+    assert.equal(res.json().data.verified, true, res.body);
+    const expected = { is_active_student: true, academic_level: null, valid_until: null };
+    const result = (await getSession(h, tenant, s.sessionId)).json().data.result;
+    assert.deepEqual(result.claims, expected);
+    const completed = (await events('verification.completed')).find((e) => e.data.sessionId === s.sessionId)!;
+    assert.deepEqual(completed.data.claims, expected);
+    // The OpenAPI document says the keys are always there and may be null.
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const claimSchemas: Array<{ required?: string[]; properties: Record<string, unknown> }> = [];
+    const walk = (node: unknown): void => {
+      if (!node || typeof node !== 'object') return;
+      const properties = (node as { properties?: Record<string, any> }).properties;
+      if (properties?.claims?.properties) claimSchemas.push(properties.claims);
+      for (const child of Object.values(node)) walk(child);
+    };
+    walk(doc);
+    assert.ok(claimSchemas.length >= 2, 'session result and /verify');
+    for (const schema of claimSchemas) {
+      for (const key of ['is_active_student', 'academic_level', 'valid_until']) {
+        assert.ok(schema.required?.includes(key), `${key} required`);
+        assert.match(JSON.stringify(schema.properties[key]), /"type":"null"/, `${key} nullable`);
+      }
+    }
   });
 
   const notQualifying: Array<
@@ -221,7 +252,7 @@ forEachDialect('verification flow', (dialect) => {
       verified: false,
       format: null,
       university: null,
-      claims: {},
+      claims: { is_active_student: null, academic_level: null, valid_until: null },
       failureReason: 'too_many_attempts',
       failureMessage:
         '5 presentations were rejected. The last one: The presentation was rejected: not a compact SD-JWT (<jwt>~<disclosures>~<kb-jwt>).',

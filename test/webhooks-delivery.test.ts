@@ -146,7 +146,12 @@ forEachDialect('webhook delivery', (dialect) => {
       sessionId: session.sessionId,
       verified: true,
       university: { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' },
-      claims: { is_active_student: true, university_domain: 'sandbox-state.example' },
+      claims: {
+        is_active_student: true,
+        university_domain: 'sandbox-state.example',
+        academic_level: null,
+        valid_until: null,
+      },
     });
     assert.equal(completed.appId, tenant.appId);
     for (const request of receiver.requests) {

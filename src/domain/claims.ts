@@ -34,3 +34,40 @@ export interface DisclosedClaims {
   academic_level?: string;
   valid_until?: string;
 }
+
+/**
+ * Claims as a result reports them (spec 6.3): `is_active_student`, `academic_level` and
+ * `valid_until` are always present, and `university_domain` when the business asked for it. A
+ * claim the business did not ask for, or that the format proves without revealing (Groth16 proves
+ * `valid_until > now` and shows no date), is null.
+ */
+export interface ReportedClaims {
+  is_active_student: boolean | null;
+  university_domain?: string | null;
+  academic_level: string | null;
+  valid_until: string | null;
+}
+
+/** The claims of a result that has none (no presentation qualified, or too many attempts). */
+export function noReportedClaims(): ReportedClaims {
+  return { is_active_student: null, academic_level: null, valid_until: null };
+}
+
+/**
+ * The reported shape of `claims`, in catalogue order: of what was disclosed, only what is in
+ * `asked`; every spec 6.3 key present. Also completes results stored before the shape was fixed.
+ */
+export function toReportedClaims(
+  claims: { [K in ClaimName]?: DisclosedClaims[K] | null },
+  asked?: ReadonlySet<ClaimName>,
+): ReportedClaims {
+  const value = <K extends ClaimName>(name: K): NonNullable<DisclosedClaims[K]> | null =>
+    !asked || asked.has(name) ? (claims[name] ?? null) : null;
+  const domainReported = asked ? asked.has('university_domain') : 'university_domain' in claims;
+  return {
+    is_active_student: value('is_active_student'),
+    ...(domainReported ? { university_domain: value('university_domain') } : {}),
+    academic_level: value('academic_level'),
+    valid_until: value('valid_until'),
+  };
+}

@@ -1,4 +1,4 @@
-import type { ClaimName, DisclosedClaims } from './claims.ts';
+import type { ClaimName, ReportedClaims } from './claims.ts';
 import type { CredentialFormat } from './credentials.ts';
 import type { Environment } from './environment.ts';
 import type { SessionStatus } from './session-state.ts';
@@ -20,7 +20,7 @@ export interface SessionResult {
   verified: boolean;
   format: CredentialFormat | null;
   university: { name: string; domain: string; country: string } | null;
-  claims: DisclosedClaims;
+  claims: ReportedClaims;
   failureReason: FailureReason | null;
   /**
    * What was wrong, in words an integrator can act on (which claim, which check); null when

@@ -1,4 +1,4 @@
-import type { ClaimName, DisclosedClaims } from '../domain/claims.ts';
+import { toReportedClaims, type ClaimName, type DisclosedClaims, type ReportedClaims } from '../domain/claims.ts';
 import type { FailureReason } from '../domain/session.ts';
 import type { VerifiedPresentation } from './types.ts';
 
@@ -75,17 +75,10 @@ export function claimsToRequest(requiredClaims: readonly ClaimName[]): ClaimName
 }
 
 /**
- * The claims a result reports: what was disclosed of what the business asked for (and
- * `is_active_student`), in catalogue order. Anything else the wallet disclosed is dropped.
+ * The claims a result reports (spec 6.3): what was disclosed of what the business asked for (and
+ * `is_active_student`), in catalogue order, with null for the 6.3 keys not asked for or not
+ * revealed. Anything else the wallet disclosed is dropped.
  */
-export function reportedClaims(claims: DisclosedClaims, requiredClaims: readonly ClaimName[]): DisclosedClaims {
-  const asked = new Set(withActiveStudent(requiredClaims));
-  const out: DisclosedClaims = {};
-  if (asked.has('is_active_student') && claims.is_active_student !== undefined)
-    out.is_active_student = claims.is_active_student;
-  if (asked.has('university_domain') && claims.university_domain !== undefined)
-    out.university_domain = claims.university_domain;
-  if (asked.has('academic_level') && claims.academic_level !== undefined) out.academic_level = claims.academic_level;
-  if (asked.has('valid_until') && claims.valid_until !== undefined) out.valid_until = claims.valid_until;
-  return out;
+export function reportedClaims(claims: DisclosedClaims, requiredClaims: readonly ClaimName[]): ReportedClaims {
+  return toReportedClaims(claims, new Set(withActiveStudent(requiredClaims)));
 }

@@ -15,7 +15,7 @@ import {
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { eventForCaller, listEventsFor } from '../services/events.ts';
-import { DisclosedClaims, University } from './session-schemas.ts';
+import { ReportedClaims, University } from './session-schemas.ts';
 import { EventTypeEnum } from './webhooks.ts';
 
 const VerificationCompletedData = Type.Object(
@@ -23,7 +23,7 @@ const VerificationCompletedData = Type.Object(
     sessionId: Type.String(),
     verified: Type.Boolean(),
     university: Type.Union([University, Type.Null()]),
-    claims: DisclosedClaims,
+    claims: ReportedClaims,
   },
   { $id: 'VerificationCompletedData', description: 'data of verification.completed (spec 6.3)' },
 );

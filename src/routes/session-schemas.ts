@@ -39,25 +39,39 @@ export const UniversitySchema = Type.Object(
 );
 export const University = Ref(UniversitySchema);
 
-export const DisclosedClaimsSchema = Type.Object(
+const nullable = <T extends TSchema>(schema: T, description: string) =>
+  Type.Union([schema, Type.Null()], { description });
+
+/**
+ * Spec 6.3: `is_active_student`, `academic_level` and `valid_until` are always present;
+ * `university_domain` when the business asked for it. Data minimization: a claim the business did
+ * not ask for, or that the format proves without revealing, is null.
+ */
+export const ReportedClaimsSchema = Type.Object(
   {
-    is_active_student: Type.Optional(Type.Boolean()),
-    university_domain: Type.Optional(Type.String()),
-    academic_level: Type.Optional(
-      Type.String({ description: 'As the issuer states it; sandbox credentials use an AcademicLevel' }),
+    is_active_student: nullable(Type.Boolean(), 'null only when no presentation qualified'),
+    university_domain: Type.Optional(
+      nullable(Type.String(), 'Present when requested; null if the student did not disclose it'),
     ),
-    valid_until: Type.Optional(Type.String()),
+    academic_level: nullable(Type.String(), 'null when not requested or not disclosed'),
+    valid_until: nullable(
+      Type.String(),
+      'null when not requested, or when the format proves it lies in the future without revealing it (groth16)',
+    ),
   },
-  { $id: 'DisclosedClaims', description: 'Claims the student disclosed; a claim not disclosed is absent' },
+  {
+    $id: 'ReportedClaims',
+    description: 'The claims of the result: the spec 6.3 keys always, each null when not requested or not revealed',
+  },
 );
-export const DisclosedClaims = Ref(DisclosedClaimsSchema);
+export const ReportedClaims = Ref(ReportedClaimsSchema);
 
 export const SessionResultSchema = Type.Object(
   {
     verified: Type.Boolean(),
     format: Type.Union([FormatSchema, Type.Null()]),
     university: Type.Union([University, Type.Null()]),
-    claims: DisclosedClaims,
+    claims: ReportedClaims,
     failureReason: Type.Union([Ref(FailureReasonEnum), Type.Null()], { description: 'null when verified' }),
     failureMessage: Type.Union([Type.String(), Type.Null()], {
       description:
@@ -134,7 +148,7 @@ export const SESSION_COMPONENTS: TSchema[] = [
   AcademicLevelEnum,
   FailureReasonEnum,
   UniversitySchema,
-  DisclosedClaimsSchema,
+  ReportedClaimsSchema,
   SessionResultSchema,
   SessionWithoutResultSchema,
   CompletedSessionSchema,

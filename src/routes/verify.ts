@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
+import { isClaimName, CLAIM_CATALOGUE, noReportedClaims, type ClaimName } from '../domain/claims.ts';
 import { invalidRequest } from '../errors.ts';
 import { principalOf } from '../http/auth.ts';
 import {
@@ -13,7 +13,7 @@ import {
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { checkPresentation, rejectionSentence, REJECTION_REASONS } from '../services/presentations.ts';
-import { ClaimNameSchema, DisclosedClaims, FailureReasonEnum, FormatSchema, University } from './session-schemas.ts';
+import { ClaimNameSchema, FailureReasonEnum, FormatSchema, ReportedClaims, University } from './session-schemas.ts';
 
 export const RejectionReasonEnum = StringEnum(REJECTION_REASONS, {
   $id: 'RejectionReason',
@@ -25,7 +25,7 @@ const VerifyResult = Type.Object(
     verified: Type.Boolean(),
     format: FormatSchema,
     university: Type.Union([University, Type.Null()]),
-    claims: DisclosedClaims,
+    claims: ReportedClaims,
     issuer: Type.Union([
       Type.String({ description: 'Trust-registry id of the issuer whose key verified' }),
       Type.Null(),
@@ -102,7 +102,7 @@ export const verifyRoutes =
                 verified: false,
                 format: request.body.format,
                 university: null,
-                claims: {},
+                claims: noReportedClaims(),
                 issuer: null,
                 failureReason: outcome.reason,
                 failureMessage: rejectionSentence(outcome.message),

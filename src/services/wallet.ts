@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { noReportedClaims } from '../domain/claims.ts';
 import { effectiveStatus, MAX_FAILED_ATTEMPTS, type SessionStatus } from '../domain/session-state.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { acceptedFormats } from '../proofs/formats.ts';
@@ -141,7 +142,7 @@ export async function submitPresentation(
       verified: false,
       format: null,
       university: null,
-      claims: {},
+      claims: noReportedClaims(),
       failureReason: 'too_many_attempts',
       failureMessage: `${MAX_FAILED_ATTEMPTS} presentations were rejected. The last one: ${rejectionSentence(outcome.message)}`,
     };

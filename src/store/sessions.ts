@@ -1,3 +1,4 @@
+import { toReportedClaims } from '../domain/claims.ts';
 import type { Session, SessionResult } from '../domain/session.ts';
 import { statusesLeadingTo, type SessionStatus } from '../domain/session-state.ts';
 import type { Environment } from '../domain/environment.ts';
@@ -6,9 +7,17 @@ import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { Selectable } from 'kysely';
 import type { SessionsTable } from './schema.ts';
 
-/** Results stored before `failureMessage` existed read with it null. */
-function withFailureMessage(stored: Partial<SessionResult>): SessionResult {
-  return { ...stored, failureMessage: stored.failureMessage ?? null } as SessionResult;
+/**
+ * A stored result in today's shape: claims with the spec 6.3 null keys, and `failureMessage` null for
+ * results stored before either existed.
+ */
+function storedResult(json: string): SessionResult {
+  const result = JSON.parse(json) as Partial<SessionResult> & Pick<SessionResult, 'claims'>;
+  return {
+    ...result,
+    claims: toReportedClaims(result.claims),
+    failureMessage: result.failureMessage ?? null,
+  } as SessionResult;
 }
 
 function toSession(row: Selectable<SessionsTable>): Session {
@@ -24,7 +33,7 @@ function toSession(row: Selectable<SessionsTable>): Session {
     metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>),
     clientReference: row.client_reference,
     failedAttempts: Number(row.failed_attempts),
-    result: row.result === null ? null : withFailureMessage(JSON.parse(row.result) as Partial<SessionResult>),
+    result: row.result === null ? null : storedResult(row.result),
     expiresAt: row.expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
