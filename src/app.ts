@@ -12,7 +12,7 @@ import { frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/
 import { installIdempotency } from './http/idempotency.ts';
 import { AccessLog, requestIdGenerator } from './http/request-log.ts';
 import { installTextGuard } from './http/text-guard.ts';
-import { completeDocument } from './http/openapi.ts';
+import { completeDocument, type OpenApiDocument } from './http/openapi.ts';
 import { appRoutes } from './routes/apps.ts';
 import { COMPONENT_SCHEMAS, WEBHOOK_EVENT_SCHEMAS } from './routes/components.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -118,7 +118,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         title: 'Matricula API',
         version: '1.0.0',
         description: 'Student verification: sessions, credentials and proofs, applications, API keys, webhooks.',
+        license: { name: 'MIT', identifier: 'MIT' },
       },
+      tags: [
+        { name: 'Verification sessions', description: 'Ask a student to prove they are one, and read the outcome' },
+        { name: 'Applications', description: 'What your keys, sessions and webhooks belong to' },
+        { name: 'API keys', description: 'Secret keys, per application and environment' },
+        { name: 'Events', description: 'Everything that happened, as sent to webhooks' },
+        { name: 'Webhooks', description: 'Endpoints that receive the events, and their deliveries' },
+        { name: 'Wallet', description: 'What a student wallet calls; the session id and its nonce authorize' },
+        { name: 'Portal', description: 'What the verification page calls' },
+        { name: 'Sandbox wallet', description: 'Presentations of made-up students, for sandbox sessions' },
+        { name: 'Health', description: 'Probes for the orchestrator' },
+      ],
       servers: [{ url: config.baseUrl }],
       components: {
         securitySchemes: {
@@ -131,10 +143,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
       },
     },
-    transformObject: (documents) =>
-      completeDocument('openapiObject' in documents ? documents.openapiObject : {}, {
-        webhooks: WEBHOOK_EVENT_SCHEMAS,
-      }),
+    transformObject: (documents) => {
+      if (!('openapiObject' in documents)) return documents.swaggerObject;
+      completeDocument(documents.openapiObject as OpenApiDocument, { webhooks: WEBHOOK_EVENT_SCHEMAS });
+      return documents.openapiObject;
+    },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

@@ -4,7 +4,21 @@
  * section (OAS 3.1): the request we send to an endpoint, one per event type.
  */
 
-type Json = Record<string, any>;
+type Json = Record<string, unknown>;
+
+interface Response {
+  headers?: Json;
+}
+interface Operation {
+  parameters?: unknown[];
+  responses?: Record<string, Response>;
+}
+/** The parts of the document this file completes. */
+export interface OpenApiDocument {
+  components?: { headers?: Json; parameters?: Json };
+  paths?: Record<string, Partial<Record<string, Operation>>>;
+  webhooks?: Json;
+}
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -97,18 +111,18 @@ function webhooksSection(events: WebhookEventSchemas): Json {
 }
 
 /** Adds the shared headers and parameters to every operation of `document`, and the webhooks, in place. */
-export function completeDocument(document: Json, options: { webhooks: WebhookEventSchemas }): Json {
+export function completeDocument(document: OpenApiDocument, options: { webhooks: WebhookEventSchemas }): void {
   const components = (document.components ??= {});
   components.headers = { ...components.headers, ...HEADERS };
   components.parameters = { ...components.parameters, ...PARAMETERS, ...DELIVERY_PARAMETERS };
   document.webhooks = { ...document.webhooks, ...webhooksSection(options.webhooks) };
-  for (const item of Object.values<Json>(document.paths ?? {})) {
+  for (const item of Object.values(document.paths ?? {})) {
     for (const method of METHODS) {
-      const operation = item[method] as Json | undefined;
+      const operation = item[method];
       if (!operation) continue;
       if (method === 'post')
         operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
-      for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
         if (method === 'post' && status.startsWith('2'))
           headers['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
@@ -116,5 +130,4 @@ export function completeDocument(document: Json, options: { webhooks: WebhookEve
       }
     }
   }
-  return document;
 }

@@ -1,6 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ACADEMIC_LEVELS, type AcademicLevel } from '../domain/claims.ts';
 import { isTerminal } from '../domain/session-state.ts';
 import { ApiError } from '../errors.ts';
 import { envelope, errorResponses, POST_ERRORS, PUBLIC, Ref, StringEnum } from '../http/schemas.ts';
