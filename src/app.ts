@@ -130,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'Portal', description: 'What the verification page calls' },
         { name: 'Sandbox wallet', description: 'Presentations of made-up students, for sandbox sessions' },
         { name: 'Health', description: 'Probes for the orchestrator' },
+        { name: 'Operations', description: 'Metrics for the operator (METRICS_TOKEN)' },
       ],
       servers: [{ url: config.baseUrl }],
       components: {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import { requireOperatorToken } from '../http/operator-token.ts';
 import { errorResponses } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -14,8 +15,15 @@ export const metricsRoutes =
         description:
           'Requests, sessions, presentation verification time, webhook deliveries, the outbox backlog and the database pool. ' +
           'When METRICS_TOKEN is set, send Authorization: Bearer <METRICS_TOKEN>; otherwise it is open.',
+        operationId: 'getMetrics',
         security: [{ metricsToken: [] }],
-        response: { ...errorResponses('unauthenticated') },
+        response: {
+          200: {
+            description: 'Prometheus text exposition format',
+            content: { 'text/plain': { schema: Type.String() } },
+          },
+          ...errorResponses('unauthenticated'),
+        },
       },
       handler: async (request, reply) => {
         const token = deps.config.metricsToken;

@@ -40,6 +40,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics (text exposition format)
+         * @description Requests, sessions, presentation verification time, webhook deliveries, the outbox backlog and the database pool. When METRICS_TOKEN is set, send Authorization: Bearer <METRICS_TOKEN>; otherwise it is open.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/org/v1/apps": {
         parameters: {
             query?: never;
@@ -609,22 +629,27 @@ export interface components {
             /** @description ISO 3166-1 alpha-2 */
             country: string;
         };
-        /** @description Claims the student disclosed; a claim not disclosed is absent */
-        DisclosedClaims: {
-            is_active_student?: boolean;
-            university_domain?: string;
-            /** @description As the issuer states it; sandbox credentials use an AcademicLevel */
-            academic_level?: string;
-            valid_until?: string;
+        /** @description The claims of the result: the spec 6.3 keys always, each null when not requested or not revealed */
+        ReportedClaims: {
+            /** @description null only when no presentation qualified */
+            is_active_student: boolean | null;
+            /** @description Present when requested; null if the student did not disclose it */
+            university_domain?: string | null;
+            /** @description null when not requested or not disclosed */
+            academic_level: string | null;
+            /** @description null when not requested, or when the format proves it lies in the future without revealing it (groth16) */
+            valid_until: string | null;
         };
         /** @description The outcome of a completed session */
         SessionResult: {
             verified: boolean;
             format: components["schemas"]["CredentialFormat"] | null;
             university: components["schemas"]["University"] | null;
-            claims: components["schemas"]["DisclosedClaims"];
+            claims: components["schemas"]["ReportedClaims"];
             /** @description null when verified */
             failureReason: components["schemas"]["FailureReason"] | null;
+            /** @description What was wrong, in words an integrator can act on (which claim, which check, for too_many_attempts the last rejection); null when verified */
+            failureMessage: string | null;
         };
         /** @description A session that did not complete: it has no result */
         SessionWithoutResult: {
@@ -946,7 +971,7 @@ export interface components {
             sessionId: string;
             verified: boolean;
             university: components["schemas"]["University"] | null;
-            claims: components["schemas"]["DisclosedClaims"];
+            claims: components["schemas"]["ReportedClaims"];
         };
         /** @description data of the events about a session other than its completion */
         SessionEventData: {
@@ -1059,10 +1084,12 @@ export interface components {
             verified: boolean;
             format: components["schemas"]["CredentialFormat"];
             university: components["schemas"]["University"] | null;
-            claims: components["schemas"]["DisclosedClaims"];
+            claims: components["schemas"]["ReportedClaims"];
             issuer: string | null;
             /** @description A rejection reason or a qualification failure; null when verified */
             failureReason: components["schemas"]["RejectionReason"] | components["schemas"]["FailureReason"] | null;
+            /** @description What was wrong, in words that let you debug an issuer's credential (which check failed and why); null when verified */
+            failureMessage: string | null;
         };
         /** @description What the wallet is asked to present, and for whom */
         PresentationRequest: {
@@ -1098,6 +1125,8 @@ export interface components {
             verified: boolean;
             /** @description A FailureReason; null when verified */
             failureReason: string | null;
+            /** @description What was wrong, in words; null when verified */
+            failureMessage: string | null;
         };
         /** @description What anyone holding the session id may know of it */
         PublicSessionStatus: {
@@ -1217,6 +1246,47 @@ export interface operations {
             };
             /** @description Service unavailable */
             503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text exposition format */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Missing, invalid or revoked API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Internal error */
+            500: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
