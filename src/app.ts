@@ -9,6 +9,7 @@ import { authenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { ErrorBody } from './http/schemas.ts';
+import { adminRoutes } from './routes/admin.ts';
 import { appRoutes } from './routes/apps.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -100,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             scheme: 'bearer',
             description: 'METRICS_TOKEN, when the operator set one (docs/operations.md)',
           },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN (docs/operations.md)' },
         },
       },
     },
@@ -121,5 +123,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(verifyRoutes(services));
   await app.register(eventRoutes(services));
   await app.register(webhookRoutes(services));
+  // The admin API exists only when the operator set ADMIN_TOKEN: otherwise /admin/v1 is a 404.
+  const { adminToken } = config;
+  if (adminToken) await app.register(adminRoutes({ ...services, config: { ...config, adminToken } }));
   return app;
 }
