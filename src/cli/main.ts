@@ -25,7 +25,8 @@ function overview(commands: Command[]): string {
     'Commands:',
     ...commands.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`),
     '',
-    'The database is the one named by DATABASE_URL (default sqlite:./data/matricula.sqlite).',
+    'The database is the one named by DATABASE_URL (default sqlite:./data/matricula.sqlite); org create and',
+    "issuers can call a server's admin API instead (--admin-url or MATRICULA_ADMIN_URL, MATRICULA_ADMIN_TOKEN).",
     'Run "matricula <command> --help" for the options of a command.',
   ].join('\n');
 }
