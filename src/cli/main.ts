@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.ts';
 import { appsList } from './apps.ts';
 import { defaultContext, parseCommandArgs, UsageError, type CliContext, type Command } from './command.ts';
@@ -71,4 +73,9 @@ export async function runCli(argv: string[], context?: CliContext & { close?(): 
   } finally {
     await ctx.close?.();
   }
+}
+
+// Run as a program (`node dist/cli/main.js …`, the compiled build); bin/matricula imports runCli instead.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  process.exitCode = await runCli(process.argv.slice(2));
 }
