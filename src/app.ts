@@ -13,6 +13,7 @@ import { installIdempotency } from './http/idempotency.ts';
 import { AccessLog, requestIdGenerator } from './http/request-log.ts';
 import { installTextGuard } from './http/text-guard.ts';
 import { completeDocument, type OpenApiDocument } from './http/openapi.ts';
+import { adminRoutes } from './routes/admin.ts';
 import { appRoutes } from './routes/apps.ts';
 import { COMPONENT_SCHEMAS, WEBHOOK_EVENT_SCHEMAS } from './routes/components.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -141,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             scheme: 'bearer',
             description: 'METRICS_TOKEN, when the operator set one (docs/operations.md)',
           },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN (docs/operations.md)' },
         },
       },
     },
@@ -174,5 +176,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(verifyRoutes(services));
   await app.register(eventRoutes(services));
   await app.register(webhookRoutes(services));
+  // The admin API exists only when the operator set ADMIN_TOKEN: otherwise /admin/v1 is a 404.
+  const { adminToken } = config;
+  if (adminToken) await app.register(adminRoutes({ ...services, config: { ...config, adminToken } }));
   return app;
 }

@@ -64,3 +64,22 @@ test('the server stops at start with one clear line for a bad value', () => {
   assert.equal(result.status, 1);
   assert.equal(result.stderr.trim(), 'Invalid configuration: PORT must be a whole number from 0 to 65535 (got "abc")');
 });
+
+test('METRICS_TOKEN and ADMIN_TOKEN: unset or empty is none; a short or spaced token stops the start', () => {
+  assert.equal(loadConfig({}).metricsToken, undefined);
+  assert.equal(loadConfig({ ADMIN_TOKEN: '' }).adminToken, undefined);
+  const config = loadConfig({ METRICS_TOKEN: 'm'.repeat(16), ADMIN_TOKEN: 'a'.repeat(32) });
+  assert.equal(config.metricsToken, 'm'.repeat(16));
+  assert.equal(config.adminToken, 'a'.repeat(32));
+  for (const name of ['METRICS_TOKEN', 'ADMIN_TOKEN'])
+    for (const bad of ['short', 'has a space in it somewhere'])
+      assert.throws(
+        () => loadConfig({ [name]: bad }),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError);
+          assert.match(err.message, new RegExp(`^Invalid configuration: ${name} must be at least 16 characters`));
+          assert.ok(!err.message.includes(bad), 'the value is not echoed: it is a secret');
+          return true;
+        },
+      );
+});

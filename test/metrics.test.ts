@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { expireDueSessions } from '../src/services/expiry.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession, submit } from './support/sessions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
@@ -55,9 +56,21 @@ forEachDialect('GET /metrics', (dialect) => {
       assert.equal((await consent(h, rejected)).statusCode, 200);
       assert.equal((await submit(h, rejected, 'sd-jwt-vc', 'not-a-presentation')).statusCode, 400);
 
+      const cancelled = await createSession(h, tenant);
+      const cancel = await h.app.inject({
+        method: 'POST',
+        url: `/verification/v1/sessions/${cancelled.sessionId}/cancel`,
+        headers: tenant.auth,
+      });
+      assert.equal(cancel.statusCode, 200, cancel.body);
+      await createSession(h, tenant, { expiresInSeconds: 30 });
+
       h.clock.advance(30_000);
+      assert.equal(await expireDueSessions(h.services), 1);
       let text = await scrape();
-      assert.equal(sample(text, 'matricula_sessions_created_total', { environment: 'sandbox' }), 3);
+      assert.equal(sample(text, 'matricula_sessions_created_total', { environment: 'sandbox' }), 5);
+      assert.equal(sample(text, 'matricula_sessions_completed_total', { outcome: 'cancelled', format: 'none' }), 1);
+      assert.equal(sample(text, 'matricula_sessions_completed_total', { outcome: 'expired', format: 'none' }), 1);
       assert.equal(sample(text, 'matricula_sessions_completed_total', { outcome: 'verified', format: 'sd-jwt-vc' }), 1);
       assert.equal(sample(text, 'matricula_sessions_completed_total', { outcome: 'declined', format: 'none' }), 1);
       assert.equal(

@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.ts';
 import { appsList } from './apps.ts';
 import { defaultContext, parseCommandArgs, UsageError, type CliContext, type Command } from './command.ts';
@@ -29,8 +31,9 @@ function overview(commands: Command[]): string {
     'Commands:',
     ...commands.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`),
     '',
-    'The database is the one named by DATABASE_URL (default sqlite:./data/matricula.sqlite);',
-    'listen, events tail and webhooks test use the HTTP API instead (--api-key, --base-url).',
+    'The database is the one named by DATABASE_URL (default sqlite:./data/matricula.sqlite); org create and',
+    "issuers can call a server's admin API instead (--admin-url or MATRICULA_ADMIN_URL, MATRICULA_ADMIN_TOKEN);",
+    'listen, events tail and webhooks test use the HTTP API (--api-key, --base-url).',
     'Run "matricula <command> --help" for the options of a command.',
   ].join('\n');
 }
@@ -75,4 +78,9 @@ export async function runCli(argv: string[], context?: CliContext & { close?(): 
   } finally {
     await ctx.close?.();
   }
+}
+
+// Run as a program (`node dist/cli/main.js …`, the compiled build); bin/matricula imports runCli instead.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  process.exitCode = await runCli(process.argv.slice(2));
 }

@@ -1,28 +1,45 @@
 import type { Environment } from '../domain/environment.ts';
 import { createOrganization } from '../services/organizations.ts';
-import { printJson, requireOption, UsageError, type Command } from './command.ts';
+import { adminCall, adminTarget, ADMIN_URL_OPTION, ADMIN_USAGE } from './admin-client.ts';
+import { printJson, requireOption, UsageError, type CliContext, type Command } from './command.ts';
 import { applicationListEntry, generatedKeyJson } from './views.ts';
+
+type CreatedOrganization = Awaited<ReturnType<typeof createInDatabase>>;
+
+async function createInDatabase(ctx: CliContext, name: string, environment: Environment) {
+  const store = await ctx.openStore();
+  const created = await createOrganization({ db: store.db, clock: ctx.clock }, { name, environment });
+  return {
+    organization: { id: created.organization.id, name: created.organization.name },
+    application: applicationListEntry(created.application),
+    apiKey: generatedKeyJson(created.apiKey),
+  };
+}
 
 export const orgCreate: Command = {
   path: ['org', 'create'],
   summary: 'Create an organization with a first application and a first API key',
-  usage: 'matricula org create --name NAME [--environment sandbox|live] [--json]',
-  options: { name: { type: 'string' }, environment: { type: 'string' }, json: { type: 'boolean' } },
+  usage: `matricula org create --name NAME [--environment sandbox|live] [--admin-url URL] [--json]\n\n${ADMIN_USAGE}`,
+  options: {
+    name: { type: 'string' },
+    environment: { type: 'string' },
+    json: { type: 'boolean' },
+    ...ADMIN_URL_OPTION,
+  },
   async run(values, _positionals, ctx) {
     const name = requireOption(values, 'name');
     const environment = (values.environment ?? 'sandbox') as string;
     if (environment !== 'sandbox' && environment !== 'live')
       throw new UsageError('--environment must be sandbox or live');
-    const store = await ctx.openStore();
-    const created = await createOrganization(
-      { db: store.db, clock: ctx.clock },
-      { name, environment: environment as Environment },
-    );
-    const result = {
-      organization: { id: created.organization.id, name: created.organization.name },
-      application: applicationListEntry(created.application),
-      apiKey: generatedKeyJson(created.apiKey),
-    };
+    const admin = adminTarget(values, ctx);
+    const result = admin
+      ? (
+          await adminCall<{ data: CreatedOrganization }>(admin, 'POST', '/admin/v1/organizations', {
+            name,
+            environment,
+          })
+        ).data
+      : await createInDatabase(ctx, name, environment as Environment);
     if (values.json) {
       printJson(ctx, result);
       return 0;

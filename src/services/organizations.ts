@@ -1,11 +1,12 @@
 import { newId } from '../domain/ids.ts';
 import type { Environment } from '../domain/environment.ts';
-import { insertOrganization, type Organization } from '../store/organizations.ts';
+import { insertOrganization, listOrganizations, type Organization } from '../store/organizations.ts';
+import type { Page, PageRequest } from '../store/pagination.ts';
 import { issueKey } from './api-keys.ts';
 import { insertNewApplication } from './applications.ts';
 import type { ServiceDeps } from './deps.ts';
 
-/** Bootstrap (CLI): an organization, its first application and first key, in one transaction. */
+/** Bootstrap (CLI, admin API): an organization, its first application and first key, in one transaction. */
 export async function createOrganization(
   deps: Pick<ServiceDeps, 'db' | 'clock'>,
   input: { name: string; environment: Environment },
@@ -24,4 +25,9 @@ export async function createOrganization(
     const apiKey = await issueKey(trx, deps, application, 'bootstrap');
     return { organization, application: { ...application, keyCount: 1, webhookCount: 0 }, apiKey };
   });
+}
+
+/** Every organization, newest first: the operator's view (admin API). */
+export function listAllOrganizations(deps: Pick<ServiceDeps, 'db'>, page: PageRequest): Promise<Page<Organization>> {
+  return listOrganizations(deps.db, page);
 }

@@ -1,6 +1,7 @@
 import type { IssuerKeys, TrustedIssuer } from '../domain/credentials.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
+import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { IssuersTable } from './schema.ts';
 
 function toIssuer(row: IssuersTable): TrustedIssuer {
@@ -50,4 +51,17 @@ export async function findIssuer(db: Db, id: string): Promise<StoredIssuer | und
 export async function deleteIssuer(db: Db, id: string): Promise<boolean> {
   const result = await db.deleteFrom('issuers').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
+}
+
+/** One page of the registry, newest first, optionally of one environment (the admin API). */
+export async function listIssuersPage(
+  db: Db,
+  page: PageRequest,
+  environment?: Environment,
+): Promise<Page<StoredIssuer>> {
+  const query = db
+    .selectFrom('issuers')
+    .selectAll()
+    .$if(environment !== undefined, (q) => q.where('environment', '=', environment!));
+  return fetchPage(query, 'id', page, (row) => ({ ...toIssuer(row), createdAt: row.created_at }));
 }
