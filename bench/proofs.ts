@@ -1,7 +1,7 @@
 /**
  * Verification time per credential format, beside the bare library call, measured in the same run.
  *
- *   node --import tsx bench/proofs.ts [--sd-jwt-vc 200] [--bbs 50] [--groth16 50] [--warmup 10]
+ *   node --import tsx bench/proofs.ts [--sd-jwt-vc 200] [--bbs 50] [--groth16 50] [--warmup 10] [--json]
  *
  * Counts may also come from env BENCH_PROOFS_SD_JWT_VC, BENCH_PROOFS_BBS, BENCH_PROOFS_GROTH16,
  * BENCH_PROOFS_WARMUP (argv wins); a count of 0 skips the format. The defaults run in about a
@@ -13,6 +13,12 @@
  * a format run one after the other on the same presentation, their order rotating every
  * iteration, so that noise on this shared machine hits them alike. Failures inside the loop are
  * counted and printed; any failure makes the exit code 1.
+ *
+ * Groth16 has three contenders beside snarkjs: the service's verifier (mcl-wasm), the bare mcl
+ * check and the bare @noble/curves check (the reference, and the service's verifier before it).
+ * With --json the last line is one JSON object: `median_ms` and `p99_ms` of our verifier per
+ * format, `library_median_ms` per format, and `groth16_vs_snarkjs` (our verifier's median over
+ * snarkjs', same run), beside `groth16_noble_vs_snarkjs` for the reference.
  */
 import { cpus, loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
@@ -38,6 +44,7 @@ import { parsePresentation } from '../src/proofs/groth16/presentation.ts';
 import { publicSignals } from '../src/proofs/groth16/signals.ts';
 import { loadSandboxVerificationKey } from '../src/proofs/groth16/verification-key.ts';
 import { decodeProof, verifyGroth16 } from '../src/proofs/groth16/verifier.ts';
+import { decodeProofMcl, prepareVerificationKeyMcl, verifyGroth16Mcl } from '../src/proofs/groth16/mcl-verifier.ts';
 import { sandboxUniversityKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
 import type { PresentationContext, SandboxStudent } from '../src/proofs/types.ts';
@@ -158,12 +165,24 @@ function groth16Signals(p: unknown): bigint[] | undefined {
   });
 }
 
-function groth16Bench(): Bench {
+async function groth16Bench(): Promise<Bench> {
   const vkJson: unknown = JSON.parse(readFileSync(GROTH16_ARTIFACTS.verificationKey, 'utf8'));
   const vk = loadSandboxVerificationKey(); // decoded once, as the service does at start
+  const mclKey = await prepareVerificationKeyMcl(vk); // prepared once, as the service does on first use
   const ours = ourVerifier('groth16');
-  const bareOurs: Contender = {
-    label: 'decodeProof + verifyGroth16',
+  const bareMcl: Contender = {
+    label: 'decodeProofMcl + verifyGroth16Mcl',
+    prepare: (p) => {
+      const signals = groth16Signals(p);
+      const proofJson = (p as Groth16PresentationJson).proof;
+      return async () => {
+        const proof = decodeProofMcl(proofJson);
+        return signals !== undefined && typeof proof !== 'string' && verifyGroth16Mcl(mclKey, proof, signals);
+      };
+    },
+  };
+  const bareNoble: Contender = {
+    label: 'decodeProof + verifyGroth16 (noble)',
     prepare: (p) => {
       const signals = groth16Signals(p);
       const proofJson = (p as Groth16PresentationJson).proof;
@@ -183,10 +202,11 @@ function groth16Bench(): Bench {
   };
   return {
     format: 'groth16',
-    contenders: [ours, bareOurs, snark],
+    contenders: [ours, bareMcl, bareNoble, snark],
     rows: [
       { name: 'groth16', ours, library: snark },
-      { name: 'groth16 bare', ours: bareOurs, library: snark },
+      { name: 'groth16 mcl', ours: bareMcl, library: snark },
+      { name: 'groth16 noble', ours: bareNoble, library: snark },
     ],
   };
 }
@@ -263,11 +283,12 @@ const { values: ARGS } = parseArgs({
     bbs: { type: 'string' },
     groth16: { type: 'string' },
     warmup: { type: 'string' },
+    json: { type: 'boolean', default: false },
   },
 });
 
 /** `--name N`, else env `BENCH_PROOFS_<NAME>`, else the default. */
-function count(name: keyof typeof ARGS, fallback: number): number {
+function count(name: Exclude<keyof typeof ARGS, 'json'>, fallback: number): number {
   const raw = ARGS[name] ?? process.env[`BENCH_PROOFS_${name.replaceAll('-', '_').toUpperCase()}`];
   if (raw === undefined) return fallback;
   const value = Number(raw);
@@ -291,6 +312,7 @@ async function main(): Promise<void> {
       .join(' ')}; times in ms`,
   );
   const lines: string[] = [];
+  const rowMedians: Record<string, { median: number; p99: number; library: number }> = {};
   let failures = 0;
   for (const [format, make] of plan) {
     const n = count(format, DEFAULT_COUNTS[format]);
@@ -308,6 +330,7 @@ async function main(): Promise<void> {
       const l = samples[bench.contenders.indexOf(row.library)];
       const [os, ls] = [summary(o), summary(l)];
       failures += o.failures + l.failures;
+      rowMedians[row.name] = { median: os.median, p99: os.p99, library: ls.median };
       lines.push(
         `${row.name.padEnd(13)}${String(n).padStart(5)}${fmt(os.median)}${fmt(os.p99)}${fmt(ls.median)}${fmt(ls.p99)}${(os.median / ls.median).toFixed(2).padStart(8)}${String(o.failures + l.failures).padStart(6)}   ${row.ours.label} vs ${row.library.label}`,
       );
@@ -323,6 +346,22 @@ async function main(): Promise<void> {
       .join(' ')}`,
   );
   if (failures > 0) process.exitCode = 1;
+  if (ARGS.json) console.log(JSON.stringify(jsonSummary(rowMedians)));
+}
+
+/** The --json line: our verifier per format, and the Groth16 ratios to snarkjs of the same run. */
+function jsonSummary(rows: Record<string, { median: number; p99: number; library: number }>) {
+  const formats = (['sd-jwt-vc', 'bbs', 'groth16'] as const).filter((f) => rows[f]);
+  const perFormat = (pick: (r: (typeof rows)[string]) => number) =>
+    Object.fromEntries(formats.map((f) => [f, Number(pick(rows[f]).toFixed(3))]));
+  const ratio = (name: string) => (rows[name] ? Number((rows[name].median / rows[name].library).toFixed(3)) : null);
+  return {
+    median_ms: perFormat((r) => r.median),
+    p99_ms: perFormat((r) => r.p99),
+    library_median_ms: perFormat((r) => r.library),
+    groth16_vs_snarkjs: ratio('groth16'),
+    groth16_noble_vs_snarkjs: ratio('groth16 noble'),
+  };
 }
 
 try {
