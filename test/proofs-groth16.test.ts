@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { bn254 } from '@noble/curves/bn254';
 import mclWasm from 'mcl-wasm';
 import {
+  BN254_P,
   BN254_R,
   GROTH16_ARTIFACTS,
   MAX_CLOCK_SKEW_SECONDS,
@@ -214,6 +215,11 @@ describe('groth16 field mappings', () => {
     assert.equal(domainHash(STATE), 12793813598071639734557950416862432217200335027246770034788603181762725383429n);
     assert.equal(domainHash(PRUEBAS), 5350157167112540805744545138206525411877901598355828275052021216437230023063n);
     assert.equal(domainHash(PRUEBAS), sha256Mod(`matricula-domain-v1|${PRUEBAS}`));
+  });
+
+  test("BN254_P, the bound of proof coordinates, is the base field order of @noble/curves' bn254", () => {
+    assert.equal(BN254_P, Fp.ORDER);
+    assert.equal(BN254_R, bn254.fields.Fr.ORDER);
   });
 
   test('parseFieldElement accepts only canonical decimals below r', () => {
