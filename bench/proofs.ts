@@ -1,7 +1,7 @@
 /**
  * Verification time per credential format, beside the bare library call, measured in the same run.
  *
- *   node --import tsx bench/proofs.ts [--sd-jwt-vc 200] [--bbs 50] [--groth16 50] [--warmup 10]
+ *   node --import tsx bench/proofs.ts [--sd-jwt-vc 200] [--bbs 50] [--groth16 50] [--warmup 10] [--json]
  *
  * Counts may also come from env BENCH_PROOFS_SD_JWT_VC, BENCH_PROOFS_BBS, BENCH_PROOFS_GROTH16,
  * BENCH_PROOFS_WARMUP (argv wins); a count of 0 skips the format. The defaults run in about a
@@ -13,6 +13,13 @@
  * a format run one after the other on the same presentation, their order rotating every
  * iteration, so that noise on this shared machine hits them alike. Failures inside the loop are
  * counted and printed; any failure makes the exit code 1.
+ *
+ * Groth16 has three contenders beside snarkjs: the service's verifier (mcl-wasm), the bare mcl
+ * check and the bare @noble/curves check (the reference, and the service's verifier before it).
+ * With --json the last line is one JSON object: `median_ms` and `p99_ms` of our verifier per
+ * format, `library_median_ms` per format, and `groth16_vs_snarkjs` (our verifier's median over
+ * snarkjs', same run), beside `groth16_noble_vs_snarkjs` for the reference, and the same in
+ * process CPU time (`cpu_median_ms`, `groth16_vs_snarkjs_cpu`), which a busy machine distorts less.
  */
 import { cpus, loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
@@ -38,6 +45,7 @@ import { parsePresentation } from '../src/proofs/groth16/presentation.ts';
 import { publicSignals } from '../src/proofs/groth16/signals.ts';
 import { loadSandboxVerificationKey } from '../src/proofs/groth16/verification-key.ts';
 import { decodeProof, verifyGroth16 } from '../src/proofs/groth16/verifier.ts';
+import { decodeProofMcl, prepareVerificationKeyMcl, verifyGroth16Mcl } from '../src/proofs/groth16/mcl-verifier.ts';
 import { sandboxUniversityKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
 import type { PresentationContext, SandboxStudent } from '../src/proofs/types.ts';
@@ -158,12 +166,24 @@ function groth16Signals(p: unknown): bigint[] | undefined {
   });
 }
 
-function groth16Bench(): Bench {
+async function groth16Bench(): Promise<Bench> {
   const vkJson: unknown = JSON.parse(readFileSync(GROTH16_ARTIFACTS.verificationKey, 'utf8'));
   const vk = loadSandboxVerificationKey(); // decoded once, as the service does at start
+  const mclKey = await prepareVerificationKeyMcl(vk); // prepared once, as the service does on first use
   const ours = ourVerifier('groth16');
-  const bareOurs: Contender = {
-    label: 'decodeProof + verifyGroth16',
+  const bareMcl: Contender = {
+    label: 'decodeProofMcl + verifyGroth16Mcl',
+    prepare: (p) => {
+      const signals = groth16Signals(p);
+      const proofJson = (p as Groth16PresentationJson).proof;
+      return async () => {
+        const proof = decodeProofMcl(proofJson);
+        return signals !== undefined && typeof proof !== 'string' && verifyGroth16Mcl(mclKey, proof, signals);
+      };
+    },
+  };
+  const bareNoble: Contender = {
+    label: 'decodeProof + verifyGroth16 (noble)',
     prepare: (p) => {
       const signals = groth16Signals(p);
       const proofJson = (p as Groth16PresentationJson).proof;
@@ -183,10 +203,11 @@ function groth16Bench(): Bench {
   };
   return {
     format: 'groth16',
-    contenders: [ours, bareOurs, snark],
+    contenders: [ours, bareMcl, bareNoble, snark],
     rows: [
       { name: 'groth16', ours, library: snark },
-      { name: 'groth16 bare', ours: bareOurs, library: snark },
+      { name: 'groth16 mcl', ours: bareMcl, library: snark },
+      { name: 'groth16 noble', ours: bareNoble, library: snark },
     ],
   };
 }
@@ -226,6 +247,8 @@ async function assertContendersDiscriminate(bench: Bench, valid: unknown[]): Pro
 
 interface Samples {
   ms: Float64Array;
+  /** CPU time of the whole process (all threads: snarkjs has workers) during the call. */
+  cpuMs: Float64Array;
   failures: number;
 }
 
@@ -233,14 +256,17 @@ interface Samples {
 async function measure(contenders: Contender[], valid: unknown[], n: number, warmup: number): Promise<Samples[]> {
   const calls = contenders.map((c) => valid.map((p) => c.prepare(p)));
   for (let i = 0; i < warmup; i++) for (const byPresentation of calls) await byPresentation[i % valid.length]();
-  const samples = contenders.map(() => ({ ms: new Float64Array(n), failures: 0 }));
+  const samples = contenders.map(() => ({ ms: new Float64Array(n), cpuMs: new Float64Array(n), failures: 0 }));
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < contenders.length; j++) {
       const c = (i + j) % contenders.length;
       const call = calls[c][i % valid.length];
+      const cpuStart = process.cpuUsage();
       const start = performance.now();
       const ok = await call();
       samples[c].ms[i] = performance.now() - start;
+      const cpu = process.cpuUsage(cpuStart);
+      samples[c].cpuMs[i] = (cpu.user + cpu.system) / 1000;
       if (!ok) samples[c].failures++;
     }
   }
@@ -252,9 +278,10 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-function summary(s: Samples): { median: number; p99: number } {
+function summary(s: Samples): { median: number; p99: number; cpuMedian: number } {
   const sorted = Float64Array.from(s.ms).sort();
-  return { median: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  const cpu = Float64Array.from(s.cpuMs).sort();
+  return { median: percentile(sorted, 50), p99: percentile(sorted, 99), cpuMedian: percentile(cpu, 50) };
 }
 
 const { values: ARGS } = parseArgs({
@@ -263,11 +290,12 @@ const { values: ARGS } = parseArgs({
     bbs: { type: 'string' },
     groth16: { type: 'string' },
     warmup: { type: 'string' },
+    json: { type: 'boolean', default: false },
   },
 });
 
 /** `--name N`, else env `BENCH_PROOFS_<NAME>`, else the default. */
-function count(name: keyof typeof ARGS, fallback: number): number {
+function count(name: Exclude<keyof typeof ARGS, 'json'>, fallback: number): number {
   const raw = ARGS[name] ?? process.env[`BENCH_PROOFS_${name.replaceAll('-', '_').toUpperCase()}`];
   if (raw === undefined) return fallback;
   const value = Number(raw);
@@ -291,6 +319,7 @@ async function main(): Promise<void> {
       .join(' ')}; times in ms`,
   );
   const lines: string[] = [];
+  const rowMedians: Record<string, RowFigures> = {};
   let failures = 0;
   for (const [format, make] of plan) {
     const n = count(format, DEFAULT_COUNTS[format]);
@@ -308,6 +337,13 @@ async function main(): Promise<void> {
       const l = samples[bench.contenders.indexOf(row.library)];
       const [os, ls] = [summary(o), summary(l)];
       failures += o.failures + l.failures;
+      rowMedians[row.name] = {
+        median: os.median,
+        p99: os.p99,
+        library: ls.median,
+        cpu: os.cpuMedian,
+        libraryCpu: ls.cpuMedian,
+      };
       lines.push(
         `${row.name.padEnd(13)}${String(n).padStart(5)}${fmt(os.median)}${fmt(os.p99)}${fmt(ls.median)}${fmt(ls.p99)}${(os.median / ls.median).toFixed(2).padStart(8)}${String(o.failures + l.failures).padStart(6)}   ${row.ours.label} vs ${row.library.label}`,
       );
@@ -317,12 +353,48 @@ async function main(): Promise<void> {
     `\n${'format'.padEnd(13)}${'n'.padStart(5)}${'our med'.padStart(10)}${'our p99'.padStart(10)}${'lib med'.padStart(10)}${'lib p99'.padStart(10)}${'ratio'.padStart(8)}${'fail'.padStart(6)}   ours vs library`,
   );
   for (const line of lines) console.log(line);
+  // Wall time on a loaded machine includes waiting for a core; CPU time does not, so its ratio
+  // holds better when the machine is busy.
+  console.log(`\n${'cpu time'.padEnd(13)}${'our med'.padStart(10)}${'lib med'.padStart(10)}${'ratio'.padStart(8)}`);
+  for (const [name, r] of Object.entries(rowMedians)) {
+    console.log(`${name.padEnd(13)}${fmt(r.cpu)}${fmt(r.libraryCpu)}${(r.cpu / r.libraryCpu).toFixed(2).padStart(8)}`);
+  }
   console.log(
     `\nratio = our median / library median; load ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
   if (failures > 0) process.exitCode = 1;
+  if (ARGS.json) console.log(JSON.stringify(jsonSummary(rowMedians)));
+}
+
+/** The --json line: our verifier per format, and the Groth16 ratios to snarkjs of the same run. */
+interface RowFigures {
+  median: number;
+  p99: number;
+  library: number;
+  cpu: number;
+  libraryCpu: number;
+}
+
+function jsonSummary(rows: Record<string, RowFigures>) {
+  const formats = (['sd-jwt-vc', 'bbs', 'groth16'] as const).filter((f) => rows[f]);
+  const perFormat = (pick: (r: (typeof rows)[string]) => number) =>
+    Object.fromEntries(formats.map((f) => [f, Number(pick(rows[f]).toFixed(3))]));
+  const ratio = (name: string, pick = (r: RowFigures) => [r.median, r.library]) => {
+    if (!rows[name]) return null;
+    const [ours, library] = pick(rows[name]);
+    return Number((ours / library).toFixed(3));
+  };
+  return {
+    median_ms: perFormat((r) => r.median),
+    p99_ms: perFormat((r) => r.p99),
+    library_median_ms: perFormat((r) => r.library),
+    groth16_vs_snarkjs: ratio('groth16'),
+    groth16_noble_vs_snarkjs: ratio('groth16 noble'),
+    cpu_median_ms: perFormat((r) => r.cpu),
+    groth16_vs_snarkjs_cpu: ratio('groth16', (r) => [r.cpu, r.libraryCpu]),
+  };
 }
 
 try {

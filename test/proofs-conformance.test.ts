@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { bn254 } from '@noble/curves/bn254';
 import { createVerifiers, type Verifiers } from '../src/proofs/formats.ts';
 import { BUILDERS } from './support/builders.ts';
+import { crossCheckedGroth16Verifier } from './support/groth16-cross-check.ts';
 import { GROTH16_ARTIFACTS, releaseSnarkjsCurve } from '../src/proofs/groth16/index.ts';
 import { qualify, withActiveStudent } from '../src/proofs/qualify.ts';
 import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
@@ -182,9 +183,19 @@ function deepFreeze<T>(value: T): T {
 }
 
 const keyDir = mkdtempSync(join(tmpdir(), 'matricula-conformance-'));
+const liveKeyPath = writeCeremonyVerificationKey(keyDir);
+// Groth16 presentations are verified on mcl-wasm (the service's) and @noble/curves (the reference)
+// alike, and by snarkjs whenever the pairing decides: every case below is a cross-check too.
+const crossChecked = {
+  liveEnabled: crossCheckedGroth16Verifier({ liveVerificationKeyPath: liveKeyPath }),
+  defaults: crossCheckedGroth16Verifier(),
+};
 const fixtures: Fixtures = {
-  liveEnabled: createVerifiers({ groth16LiveVerificationKeyPath: writeCeremonyVerificationKey(keyDir) }),
-  defaults: createVerifiers(),
+  liveEnabled: {
+    ...createVerifiers({ groth16LiveVerificationKeyPath: liveKeyPath }),
+    groth16: crossChecked.liveEnabled,
+  },
+  defaults: { ...createVerifiers(), groth16: crossChecked.defaults },
 };
 after(async () => {
   await releaseSnarkjsCurve();
@@ -270,3 +281,10 @@ for (const format of CREDENTIAL_FORMATS) {
     });
   });
 }
+
+test('groth16: every presentation above was verified by mcl-wasm and @noble/curves, and by snarkjs where the pairing decided', () => {
+  const { liveEnabled, defaults } = crossChecked;
+  assert.ok(liveEnabled.counts.compared + defaults.counts.compared >= 20, JSON.stringify(crossChecked));
+  // Valid, second, inactive and expired verify; otherNonce, otherAudience, tamperedValue and otherIssuersKey are refused by the equation.
+  assert.ok(liveEnabled.counts.snarkjs + defaults.counts.snarkjs >= 9, JSON.stringify(crossChecked));
+});

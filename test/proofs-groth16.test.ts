@@ -7,32 +7,38 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { bn254 } from '@noble/curves/bn254';
+import mclWasm from 'mcl-wasm';
 import {
+  BN254_P,
   BN254_R,
   GROTH16_ARTIFACTS,
   MAX_CLOCK_SKEW_SECONDS,
   createGroth16Verifier,
   decodeProof,
+  decodeProofMcl,
   domainHash,
   groth16Builder,
   issueSandboxCredential,
   loadSandboxVerificationKey,
   nonceField,
   parseFieldElement,
+  prepareVerificationKeyMcl,
   proveCredential,
   publicSignals,
   releaseSnarkjsCurve,
   sandboxIssuerPrivateKey,
   sandboxIssuerPublicKeys,
   verifyGroth16,
+  verifyGroth16Mcl,
   type Groth16PresentationJson,
+  type MclVerificationKey,
 } from '../src/proofs/groth16/index.ts';
+import { crossCheckedGroth16Verifier } from './support/groth16-cross-check.ts';
 import { SANDBOX_UNIVERSITIES, sandboxUniversity } from '../src/proofs/sandbox-universities.ts';
 import type {
   PresentationCheck,
   PresentationContext,
   PresentationRequest,
-  PresentationVerifier,
   SandboxStudent,
 } from '../src/proofs/types.ts';
 import type { TrustRegistry, TrustedIssuer } from '../src/domain/credentials.ts';
@@ -106,7 +112,8 @@ function assertVerified(check: PresentationCheck): asserts check is Extract<Pres
 }
 
 const registry = registryOf([issuerEntry(STATE, 'sandbox'), issuerEntry(PRUEBAS, 'sandbox')]);
-let verifier: PresentationVerifier;
+// Every presentation below is checked on mcl-wasm and @noble/curves alike, and by snarkjs when the pairing decides.
+let verifier: ReturnType<typeof crossCheckedGroth16Verifier>;
 // Proofs take seconds: each is made once here and reused by the tests below.
 let valid: Groth16PresentationJson;
 let second: Groth16PresentationJson;
@@ -115,7 +122,7 @@ let inactive: Groth16PresentationJson;
 let expired: Groth16PresentationJson;
 
 before(async () => {
-  verifier = createGroth16Verifier();
+  verifier = crossCheckedGroth16Verifier();
   valid = (await groth16Builder.present(alice, request(['is_active_student']))) as Groth16PresentationJson;
   second = (await groth16Builder.present(alice, request(['is_active_student']))) as Groth16PresentationJson;
   withLevel = (await groth16Builder.present(
@@ -154,6 +161,47 @@ function g2Json(point: G2Point | { x: { c0: bigint; c1: bigint }; y: { c0: bigin
   ].map((c) => c.map(String));
 }
 
+/** A G2 point in snarkjs JSON with c0 and c1 of both coordinates swapped: mcl's Fp2 order, if it were the other one. */
+function swapHalves(json: string[][]): string[][] {
+  return [[json[0][1], json[0][0]], [json[1][1], json[1][0]], json[2]];
+}
+
+/** A point on the twist y² = x³ + 3/(u + 9) that is not in the prime-order subgroup. */
+function twistPointOutsideSubgroup(): { x: { c0: bigint; c1: bigint }; y: { c0: bigint; c1: bigint } } {
+  const b = Fp2.div(Fp2.fromBigTuple([3n, 0n]), Fp2.fromBigTuple([9n, 1n]));
+  for (let k = 1n; ; k++) {
+    const x = Fp2.fromBigTuple([k, 0n]);
+    try {
+      const point = { x, y: Fp2.sqrt(Fp2.add(Fp2.mul(Fp2.sqr(x), x), b)) };
+      assert.ok(
+        !bn254.G2.ProjectivePoint.fromAffine(point).isTorsionFree(),
+        'the test point must be outside the subgroup',
+      );
+      return point;
+    } catch (error) {
+      if (error instanceof assert.AssertionError) throw error;
+      // x^3 + b is not a square: try the next x.
+    }
+  }
+}
+
+/** The public signals the service assembles for a presentation made for context() by alice. */
+function signalsOf(presentation: Groth16PresentationJson): bigint[] {
+  const keys = sandboxIssuerPublicKeys()[STATE];
+  const o = presentation.outputs;
+  return publicSignals(
+    { tag: BigInt(o.tag), active: BigInt(o.active), unexpired: BigInt(o.unexpired), level: BigInt(o.level) },
+    {
+      issuerAx: BigInt(keys.x),
+      issuerAy: BigInt(keys.y),
+      domainHash: domainHash(STATE),
+      nonceField: nonceField(NONCE, AUDIENCE),
+      now: BigInt(NOW_S),
+      discloseLevel: 0n,
+    },
+  );
+}
+
 describe('groth16 field mappings', () => {
   const sha256Mod = (text: string) => BigInt(`0x${createHash('sha256').update(text, 'utf8').digest('hex')}`) % BN254_R;
 
@@ -167,6 +215,11 @@ describe('groth16 field mappings', () => {
     assert.equal(domainHash(STATE), 12793813598071639734557950416862432217200335027246770034788603181762725383429n);
     assert.equal(domainHash(PRUEBAS), 5350157167112540805744545138206525411877901598355828275052021216437230023063n);
     assert.equal(domainHash(PRUEBAS), sha256Mod(`matricula-domain-v1|${PRUEBAS}`));
+  });
+
+  test("BN254_P, the bound of proof coordinates, is the base field order of @noble/curves' bn254", () => {
+    assert.equal(BN254_P, Fp.ORDER);
+    assert.equal(BN254_R, bn254.fields.Fr.ORDER);
   });
 
   test('parseFieldElement accepts only canonical decimals below r', () => {
@@ -372,7 +425,7 @@ describe('groth16 presentations: rejected', () => {
     // Another valid key: delta doubled, as if another ceremony had contributed.
     vk.vk_delta_2 = g2Json(g2FromJson(vk.vk_delta_2).double());
     writeFileSync(join(dir, 'live.json'), JSON.stringify(vk));
-    const withLive = createGroth16Verifier({ liveVerificationKeyPath: join(dir, 'live.json') });
+    const withLive = crossCheckedGroth16Verifier({ liveVerificationKeyPath: join(dir, 'live.json') });
     const live = registryOf([issuerEntry(STATE, 'live')]);
     assertRejected(await withLive.verify(valid, context({ environment: 'live' }), live), 'invalid_proof');
     assertVerified(await withLive.verify(valid, context(), registry));
@@ -439,71 +492,114 @@ describe('groth16 proof points: invalid group elements', () => {
   });
 
   test('a G2 point on the twist but outside the prime-order subgroup', async () => {
-    // The twist's b is 3 / (u + 9).
-    const b = Fp2.div(Fp2.fromBigTuple([3n, 0n]), Fp2.fromBigTuple([9n, 1n]));
-    let point: { x: { c0: bigint; c1: bigint }; y: { c0: bigint; c1: bigint } } | undefined;
-    for (let k = 1n; !point; k++) {
-      const x = Fp2.fromBigTuple([k, 0n]);
-      try {
-        point = { x, y: Fp2.sqrt(Fp2.add(Fp2.mul(Fp2.sqr(x), x), b)) };
-      } catch {
-        // x^3 + b is not a square: try the next x.
-      }
-    }
-    const onTwist = bn254.G2.ProjectivePoint.fromAffine(point);
-    assert.ok(!onTwist.isTorsionFree(), 'the test point must be outside the subgroup');
     const p = clone(valid);
-    p.proof.pi_b = g2Json(point);
+    p.proof.pi_b = g2Json(twistPointOutsideSubgroup());
     assertRejected(await verifier.verify(p, context(), registry), 'invalid_proof');
   });
 });
 
-describe('groth16 verifier conformance with snarkjs', () => {
+describe('groth16 pairing back ends: mcl-wasm, @noble/curves and snarkjs agree', () => {
   let vkJson: unknown;
+  let mclKey: MclVerificationKey;
   let signals: bigint[];
-  before(() => {
+  before(async () => {
     vkJson = JSON.parse(readFileSync(GROTH16_ARTIFACTS.verificationKey, 'utf8'));
-    const keys = sandboxIssuerPublicKeys()[STATE];
-    const o = valid.outputs;
-    signals = publicSignals(
-      { tag: BigInt(o.tag), active: BigInt(o.active), unexpired: BigInt(o.unexpired), level: BigInt(o.level) },
-      {
-        issuerAx: BigInt(keys.x),
-        issuerAy: BigInt(keys.y),
-        domainHash: domainHash(STATE),
-        nonceField: nonceField(NONCE, AUDIENCE),
-        now: BigInt(NOW_S),
-        discloseLevel: 0n,
-      },
-    );
+    mclKey = await prepareVerificationKeyMcl(loadSandboxVerificationKey());
+    signals = signalsOf(valid);
   });
 
+  type Proof = Groth16PresentationJson['proof'];
   const negateG2 = (b: string[][]) => g2Json(g2FromJson(b).negate());
-  const variants: Array<
-    [string, (s: bigint[], p: Groth16PresentationJson['proof']) => [bigint[], Groth16PresentationJson['proof']]]
-  > = [
-    ['the valid proof', (s, p) => [s, p]],
-    ['the tag changed', (s, p) => [[s[0] + 1n, ...s.slice(1)], p]],
-    ['active flipped', (s, p) => [[s[0], 1n - s[1], ...s.slice(2)], p]],
-    ['now changed', (s, p) => [s.map((v, i) => (i === 8 ? v + 1n : v)), p]],
-    ['the nonce field changed', (s, p) => [s.map((v, i) => (i === 7 ? v + 1n : v)), p]],
-    ['discloseLevel set', (s, p) => [s.map((v, i) => (i === 9 ? 1n : v)), p]],
-    ['a signal >= r', (s, p) => [[s[0] + BN254_R, ...s.slice(1)], p]],
-    ['A replaced by C', (s, p) => [s, { ...p, pi_a: p.pi_c }]],
-    ['A from another proof', (s, p) => [s, { ...p, pi_a: second.proof.pi_a }]],
-    ['B negated', (s, p) => [s, { ...p, pi_b: negateG2(p.pi_b) }]],
+  const plusOne = (v: string) => (BigInt(v) + 1n).toString();
+  /** What each variant must come to: the equation's outcome, or the decoder's refusal. */
+  type Expected = 'verified' | 'refused' | 'invalid_point' | 'malformed';
+  const variants: Array<[string, Expected, (s: bigint[], p: Proof) => [bigint[], Proof]]> = [
+    ['the valid proof', 'verified', (s, p) => [s, p]],
+    ['the tag changed', 'refused', (s, p) => [[s[0] + 1n, ...s.slice(1)], p]],
+    ['active flipped', 'refused', (s, p) => [[s[0], 1n - s[1], ...s.slice(2)], p]],
+    ['the issuer key changed', 'refused', (s, p) => [s.map((v, i) => (i === 4 ? v + 1n : v)), p]],
+    ['now changed', 'refused', (s, p) => [s.map((v, i) => (i === 8 ? v + 1n : v)), p]],
+    ['the nonce field changed', 'refused', (s, p) => [s.map((v, i) => (i === 7 ? v + 1n : v)), p]],
+    ['discloseLevel set', 'refused', (s, p) => [s.map((v, i) => (i === 9 ? 1n : v)), p]],
+    ['every signal zero (vk_x = IC[0])', 'refused', (s, p) => [s.map(() => 0n), p]],
+    ['a signal >= r', 'refused', (s, p) => [[s[0] + BN254_R, ...s.slice(1)], p]],
+    ['one signal too few', 'refused', (s, p) => [s.slice(1), p]],
+    ['A replaced by C', 'refused', (s, p) => [s, { ...p, pi_a: p.pi_c }]],
+    ['A from another proof', 'refused', (s, p) => [s, { ...p, pi_a: second.proof.pi_a }]],
+    [
+      'A negated',
+      'refused',
+      (s, p) => [s, { ...p, pi_a: [p.pi_a[0], (Fp.ORDER - BigInt(p.pi_a[1])).toString(), '1'] }],
+    ],
+    ['B from another proof', 'refused', (s, p) => [s, { ...p, pi_b: second.proof.pi_b }]],
+    ['B negated', 'refused', (s, p) => [s, { ...p, pi_b: negateG2(p.pi_b) }]],
+    ['B with its Fp2 halves swapped', 'invalid_point', (s, p) => [s, { ...p, pi_b: swapHalves(p.pi_b) }]],
+    ['C from another proof', 'refused', (s, p) => [s, { ...p, pi_c: second.proof.pi_c }]],
+    ['C replaced by A', 'refused', (s, p) => [s, { ...p, pi_c: p.pi_a }]],
+    ['A off the curve', 'invalid_point', (s, p) => [s, { ...p, pi_a: [p.pi_a[0], plusOne(p.pi_a[1]), '1'] }]],
+    [
+      'B off the twist',
+      'invalid_point',
+      (s, p) => [s, { ...p, pi_b: [p.pi_b[0], [plusOne(p.pi_b[1][0]), p.pi_b[1][1]], ['1', '0']] }],
+    ],
+    ['C off the curve', 'invalid_point', (s, p) => [s, { ...p, pi_c: [plusOne(p.pi_c[0]), p.pi_c[1], '1'] }]],
+    [
+      'B outside the prime-order subgroup',
+      'invalid_point',
+      (s, p) => [s, { ...p, pi_b: g2Json(twistPointOutsideSubgroup()) }],
+    ],
+    ['A as the identity (0, 0)', 'invalid_point', (s, p) => [s, { ...p, pi_a: ['0', '0', '1'] }]],
+    [
+      'B as the identity (0, 0)',
+      'invalid_point',
+      (s, p) => [
+        s,
+        {
+          ...p,
+          pi_b: [
+            ['0', '0'],
+            ['0', '0'],
+            ['1', '0'],
+          ],
+        },
+      ],
+    ],
+    ['C as the identity (0, 0)', 'invalid_point', (s, p) => [s, { ...p, pi_c: ['0', '0', '1'] }]],
+    ['A as the projective identity (0, 1, 0)', 'malformed', (s, p) => [s, { ...p, pi_a: ['0', '1', '0'] }]],
+    [
+      'a coordinate of B >= p',
+      'malformed',
+      (s, p) => [
+        s,
+        { ...p, pi_b: [[(BigInt(p.pi_b[0][0]) + Fp.ORDER).toString(), p.pi_b[0][1]], p.pi_b[1], ['1', '0']] },
+      ],
+    ],
   ];
 
-  for (const [name, variant] of variants) {
-    test(`agree on ${name}`, async () => {
+  for (const [name, expected, variant] of variants) {
+    test(`${name}: ${expected}, on every back end`, async () => {
       const [s, p] = variant(signals, valid.proof);
-      const snarkjs = await import('snarkjs');
-      // snarkjs keeps its curve between these tests; the file's `after` releases it.
-      const theirs = await snarkjs.groth16.verify(vkJson, s.map(String), { ...p, protocol: 'groth16', curve: 'bn128' });
-      const decoded = decodeProof(p);
-      const ours = typeof decoded !== 'string' && verifyGroth16(loadSandboxVerificationKey(), decoded, s);
-      assert.equal(ours, theirs);
-      assert.equal(ours, name === 'the valid proof');
+      const nobleProof = decodeProof(p);
+      const mclProof = decodeProofMcl(p);
+      const noble =
+        typeof nobleProof === 'string' ? nobleProof : verifyGroth16(loadSandboxVerificationKey(), nobleProof, s);
+      const mcl = typeof mclProof === 'string' ? mclProof : verifyGroth16Mcl(mclKey, mclProof, s);
+      const outcome = (r: boolean | string) => (r === true ? 'verified' : r === false ? 'refused' : r);
+      assert.equal(outcome(noble), expected, '@noble/curves');
+      assert.equal(outcome(mcl), expected, 'mcl-wasm');
+      if (
+        expected === 'verified' ||
+        (expected === 'refused' && s.length === signals.length && s.every((v) => v < BN254_R))
+      ) {
+        const snarkjs = await import('snarkjs');
+        // snarkjs keeps its curve between these tests; the file's `after` releases it.
+        const theirs = await snarkjs.groth16.verify(vkJson, s.map(String), {
+          ...p,
+          protocol: 'groth16',
+          curve: 'bn128',
+        });
+        assert.equal(theirs, expected === 'verified', 'snarkjs');
+      }
     });
   }
 });
@@ -557,5 +653,25 @@ describe('groth16 verification keys', () => {
     writeFileSync(join(dir, 'short.json'), JSON.stringify(vk));
     assert.throws(() => createGroth16Verifier({ liveVerificationKeyPath: join(dir, 'short.json') }), /public signals/);
     assert.throws(() => createGroth16Verifier({ liveVerificationKeyPath: join(dir, 'missing.json') }), /cannot read/);
+  });
+});
+
+describe('groth16 cross-check and the mcl-wasm instance', () => {
+  test('the presentations above went through mcl-wasm and @noble/curves, and snarkjs where the pairing decided', () => {
+    assert.ok(verifier.counts.compared >= 40, JSON.stringify(verifier.counts));
+    assert.ok(verifier.counts.snarkjs >= 15, JSON.stringify(verifier.counts));
+  });
+
+  // Last in this file: it replaces the process's mcl instance under the keys prepared above.
+  test('a key prepared before mcl-wasm is initialized again is refused; one prepared after verifies', async () => {
+    const signals = signalsOf(valid);
+    const stale = await prepareVerificationKeyMcl(loadSandboxVerificationKey());
+    await mclWasm.init(mclWasm.BN_SNARK1);
+    const proof = decodeProofMcl(valid.proof);
+    assert.ok(typeof proof !== 'string');
+    assert.throws(() => verifyGroth16Mcl(stale, proof, signals), /initialized again/);
+    const fresh = await prepareVerificationKeyMcl(loadSandboxVerificationKey());
+    assert.equal(verifyGroth16Mcl(fresh, proof, signals), true);
+    assertVerified(await crossCheckedGroth16Verifier().verify(valid, context(), registry));
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The `groth16` credential format: a circom circuit proving an issuer's EdDSA-Poseidon signature
  * over the student credential, validUntil > now and a session-bound tag (docs/zk-groth16.md).
- * The service side (verifier) is MIT code on @noble/curves; the holder side (builder) loads
+ * The service side (verifier) checks the pairing on mcl-wasm (BSD-3-Clause, WebAssembly), with
+ * the @noble/curves (MIT) check as the reference in tests; the holder side (builder) loads
  * snarkjs/circomlibjs, devDependencies, only when it proves.
  */
 import type { PresentationVerifier } from '../types.ts';
@@ -39,6 +40,16 @@ export {
   type Groth16Proof,
   type Groth16VerificationKey,
 } from './verifier.ts';
+export {
+  decodeProofMcl,
+  initMcl,
+  prepareVerificationKeyMcl,
+  verifyGroth16Mcl,
+  type MclProof,
+  type MclVerificationKey,
+} from './mcl-verifier.ts';
+export { mclPairing, noblePairing, type Groth16Pairing, type Groth16ProofCheck } from './pairing.ts';
+export { BN254_P, type ProofDecodeError } from './proof-json.ts';
 export { loadVerificationKey, loadSandboxVerificationKey } from './verification-key.ts';
 export {
   publicSignals,

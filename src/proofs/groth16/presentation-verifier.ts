@@ -12,7 +12,8 @@ import { domainHash, nonceField, parseFieldElement } from './fields.ts';
 import { parsePresentation, type Groth16Presentation } from './presentation.ts';
 import { publicSignals, type CircuitPublicInputs } from './signals.ts';
 import { loadSandboxVerificationKey, loadVerificationKey, sameVerificationKey } from './verification-key.ts';
-import { decodeProof, verifyGroth16, type Groth16VerificationKey } from './verifier.ts';
+import { mclPairing, type Groth16Pairing, type Groth16ProofCheck } from './pairing.ts';
+import type { Groth16VerificationKey } from './verifier.ts';
 
 /** How far the presentation's `now` may be from the service's clock, either way. */
 export const MAX_CLOCK_SKEW_SECONDS = 300;
@@ -27,6 +28,11 @@ export interface Groth16VerifierOptions {
    * is public. The committed sandbox key is refused here.
    */
   liveVerificationKeyPath?: string;
+  /**
+   * What checks the pairing equation. Default: mcl-wasm (WebAssembly). The tests run the same
+   * presentations through @noble/curves (`noblePairing`), the reference, and compare.
+   */
+  pairing?: Groth16Pairing;
 }
 
 type Rejection = Extract<PresentationCheck, { ok: false }>;
@@ -50,20 +56,40 @@ export function createGroth16Verifier(options: Groth16VerifierOptions = {}): Pre
     }
     keys.live = live;
   }
+  const pairing = options.pairing ?? mclPairing;
+  // Prepared on first use (mcl loads its WebAssembly then), once per key; the verify call awaits it.
+  const checks: Partial<Record<Environment, Promise<Groth16ProofCheck>>> = {};
+  const checkFor = (environment: Environment): Promise<Groth16ProofCheck> | undefined => {
+    const vk = keys[environment];
+    if (!vk) return undefined;
+    let check = checks[environment];
+    if (!check) {
+      // A failure is the caller's error, and the next call tries again.
+      check = checks[environment] = pairing.prepare(vk).catch((error: unknown) => {
+        delete checks[environment];
+        throw error;
+      });
+      // Awaited only after the registry lookup: marked handled so that an early failure does not
+      // count as an unhandled rejection meanwhile.
+      check.catch(() => undefined);
+    }
+    return check;
+  };
   return {
     format: 'groth16',
     verify: (presentation, context, registry) =>
-      verifyPresentation(keys[context.environment], presentation, context, registry),
+      verifyPresentation(checkFor(context.environment), presentation, context, registry),
   };
 }
 
 async function verifyPresentation(
-  vk: Groth16VerificationKey | undefined,
+  prepared: Promise<Groth16ProofCheck> | undefined,
   value: unknown,
   context: PresentationContext,
   registry: TrustRegistry,
 ): Promise<PresentationCheck> {
-  if (!vk) return reject('unsupported_format', `no groth16 verification key is installed for ${context.environment}`);
+  if (!prepared)
+    return reject('unsupported_format', `no groth16 verification key is installed for ${context.environment}`);
   const presentation = parsePresentation(value);
   if (!presentation)
     return reject('malformed_presentation', 'expected {issuer, now, proof, outputs} with decimal-string outputs');
@@ -76,10 +102,6 @@ async function verifyPresentation(
   const issuer = await findIssuer(registry, context.environment, presentation.issuer);
   if (!issuer)
     return reject('untrusted_issuer', `no trusted ${context.environment} groth16 issuer for ${presentation.issuer}`);
-  const proof = decodeProof(presentation.proof);
-  if (proof === 'malformed')
-    return reject('malformed_presentation', 'proof must be {pi_a, pi_b, pi_c} in snarkjs JSON form');
-  if (proof === 'invalid_point') return reject('invalid_proof', 'a proof point is not a valid group element');
   const inputs: CircuitPublicInputs = {
     issuerAx: issuer.key.x,
     issuerAy: issuer.key.y,
@@ -88,7 +110,12 @@ async function verifyPresentation(
     now: BigInt(presentation.now),
     discloseLevel: wantsLevel(context) ? 1n : 0n,
   };
-  if (!verifyGroth16(vk, proof, publicSignals(presentation.outputs, inputs))) {
+  const check = await prepared;
+  const outcome = check(presentation.proof, publicSignals(presentation.outputs, inputs));
+  if (outcome === 'malformed')
+    return reject('malformed_presentation', 'proof must be {pi_a, pi_b, pi_c} in snarkjs JSON form');
+  if (outcome === 'invalid_point') return reject('invalid_proof', 'a proof point is not a valid group element');
+  if (!outcome) {
     return reject('invalid_proof', 'the proof does not verify for this issuer, session and time');
   }
   return { ok: true, presentation: verified(issuer.entry, presentation) };

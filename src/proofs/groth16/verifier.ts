@@ -1,9 +1,20 @@
 import { bn254 } from '@noble/curves/bn254';
 import { BN254_R } from './fields.ts';
+import {
+  decodeProofWith,
+  g1Coordinates,
+  g2Coordinates,
+  type PointDecoders,
+  type ProofDecodeError,
+} from './proof-json.ts';
+
+export type { ProofDecodeError } from './proof-json.ts';
 
 /**
- * The Groth16 verification equation on BN254, on `@noble/curves` (MIT): the service verifies
- * proofs without snarkjs, circomlib or ffjavascript (GPL), which stay in dev tooling.
+ * The Groth16 verification equation on BN254, on `@noble/curves` (MIT), in pure JavaScript: the
+ * reference the WebAssembly verifier the service runs (mcl-verifier.ts) is checked against in
+ * tests, and the decoder of verification keys at start. Neither needs snarkjs, circomlib or
+ * ffjavascript (GPL), which stay in dev tooling.
  *
  * Points arrive in snarkjs JSON form (decimal strings, projective with z = 1). Every point is
  * checked to be canonical, on its curve, in the prime-order subgroup and not the identity
@@ -14,8 +25,7 @@ import { BN254_R } from './fields.ts';
 type G1 = InstanceType<typeof bn254.G1.ProjectivePoint>;
 type G2 = InstanceType<typeof bn254.G2.ProjectivePoint>;
 
-const { Fp, Fp2, Fp12 } = bn254.fields;
-const FP_ORDER = Fp.ORDER;
+const { Fp2, Fp12 } = bn254.fields;
 
 /** A verification key with its points decoded and validated. */
 export interface Groth16VerificationKey {
@@ -35,64 +45,45 @@ export interface Groth16Proof {
   c: G1;
 }
 
-/** Why a proof JSON could not be decoded: its shape, or points that are not valid group elements. */
-export type ProofDecodeError = 'malformed' | 'invalid_point';
-
-function parseCoordinate(value: unknown): bigint | undefined {
-  if (typeof value !== 'string' || !/^(0|[1-9][0-9]{0,77})$/.test(value)) return undefined;
-  const n = BigInt(value);
-  return n < FP_ORDER ? n : undefined;
-}
-
-function isStringTuple(value: unknown, length: number): value is string[] {
-  return Array.isArray(value) && value.length === length && value.every((v) => typeof v === 'string');
-}
+const NOBLE_POINTS: PointDecoders<G1, G2> = {
+  g1: ([x, y]) => {
+    try {
+      const point = bn254.G1.ProjectivePoint.fromAffine({ x, y });
+      point.assertValidity();
+      return point.is0() ? 'invalid_point' : point;
+    } catch {
+      return 'invalid_point';
+    }
+  },
+  g2: ([x0, x1, y0, y1]) => {
+    try {
+      const point = bn254.G2.ProjectivePoint.fromAffine({
+        x: Fp2.fromBigTuple([x0, x1]),
+        y: Fp2.fromBigTuple([y0, y1]),
+      });
+      point.assertValidity(); // on the twist and in the r-torsion subgroup
+      return point.is0() ? 'invalid_point' : point;
+    } catch {
+      return 'invalid_point';
+    }
+  },
+};
 
 /** Decodes `[x, y, "1"]`. `malformed` for a bad shape, `invalid_point` for a non-point. */
 function decodeG1(value: unknown): G1 | ProofDecodeError {
-  if (!isStringTuple(value, 3) || value[2] !== '1') return 'malformed';
-  const x = parseCoordinate(value[0]);
-  const y = parseCoordinate(value[1]);
-  if (x === undefined || y === undefined) return 'malformed';
-  try {
-    const point = bn254.G1.ProjectivePoint.fromAffine({ x, y });
-    point.assertValidity();
-    return point.is0() ? 'invalid_point' : point;
-  } catch {
-    return 'invalid_point';
-  }
+  const coordinates = g1Coordinates(value);
+  return coordinates ? NOBLE_POINTS.g1(coordinates) : 'malformed';
 }
 
 /** Decodes `[[x.c0, x.c1], [y.c0, y.c1], ["1", "0"]]` (snarkjs puts the real part first). */
 function decodeG2(value: unknown): G2 | ProofDecodeError {
-  if (!Array.isArray(value) || value.length !== 3) return 'malformed';
-  if (!value.every((c) => isStringTuple(c, 2))) return 'malformed';
-  const [xs, ys, zs] = value as string[][];
-  if (zs[0] !== '1' || zs[1] !== '0') return 'malformed';
-  const coords = [...xs, ...ys].map(parseCoordinate);
-  if (coords.some((c) => c === undefined)) return 'malformed';
-  const [x0, x1, y0, y1] = coords as bigint[];
-  try {
-    const point = bn254.G2.ProjectivePoint.fromAffine({
-      x: Fp2.fromBigTuple([x0, x1]),
-      y: Fp2.fromBigTuple([y0, y1]),
-    });
-    point.assertValidity(); // on the twist and in the r-torsion subgroup
-    return point.is0() ? 'invalid_point' : point;
-  } catch {
-    return 'invalid_point';
-  }
+  const coordinates = g2Coordinates(value);
+  return coordinates ? NOBLE_POINTS.g2(coordinates) : 'malformed';
 }
 
 /** Decodes a proof `{pi_a, pi_b, pi_c}` in snarkjs JSON form. */
 export function decodeProof(json: unknown): Groth16Proof | ProofDecodeError {
-  if (typeof json !== 'object' || json === null) return 'malformed';
-  const { pi_a, pi_b, pi_c } = json as Record<string, unknown>;
-  const a = decodeG1(pi_a);
-  const b = decodeG2(pi_b);
-  const c = decodeG1(pi_c);
-  for (const part of [a, b, c]) if (typeof part === 'string') return part;
-  return { a: a as G1, b: b as G2, c: c as G1 };
+  return decodeProofWith(json, NOBLE_POINTS);
 }
 
 /**
