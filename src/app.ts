@@ -142,7 +142,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             scheme: 'bearer',
             description: 'METRICS_TOKEN, when the operator set one (docs/operations.md)',
           },
-          adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN (docs/operations.md)' },
+          // Declared only where the admin API exists (ADMIN_TOKEN set): an unused scheme is a lint error.
+          ...(config.adminToken
+            ? { adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN (docs/operations.md)' } }
+            : {}),
         },
       },
     },
