@@ -259,6 +259,7 @@ describe('the service installed without devDependencies', () => {
       status: 'completed',
       verified: true,
       failureReason: null,
+      failureMessage: null,
     });
   });
 });
