@@ -26,7 +26,9 @@ export const issuersAdd: Command = {
     'matricula issuers add --file ISSUER.json [--json]\n\n' +
     'The file: {"name", "domain", "country" (ISO 3166 alpha-2), "environment" ("sandbox"|"live"),\n' +
     ' "keys": {"sdJwtVc": <public JWK, P-256 or Ed25519>, "bbs": <base64url BLS12-381 G2 key>,\n' +
-    '          "babyJubJub": {"x", "y"} (decimal)}} with at least one key.',
+    '          "babyJubJub": {"x", "y"} (decimal)}} with at least one key.\n' +
+    'Every key must be a valid point of its curve (prime-order subgroup, not the identity), and a\n' +
+    'live university may not use a published sandbox key.',
   options: { file: { type: 'string' }, json: { type: 'boolean' } },
   async run(values, _positionals, ctx) {
     const checked = validateIssuerInput(readJsonFile(requireOption(values, 'file')));
