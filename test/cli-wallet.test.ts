@@ -7,12 +7,16 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../src/domain/clock.ts';
+import { Base8, mulPointEscalar } from '@zk-kit/baby-jubjub';
+import { encodeBbsPublicKey, sandboxIssuerKeyPair as bbsKeyPair } from '../src/proofs/bbs/index.ts';
 import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
+import { sandboxIssuerKeyPair as jwkKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { seedSandboxIssuers } from '../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
 import { listeningApp } from './support/server.ts';
 
 const run = promisify(execFile);
+const liveBabyJubJub = mulPointEscalar(Base8, 987654321n);
 
 forEachDialect('matricula issuers and wallet commands', (dialect) => {
   let db: TestStore;
@@ -84,12 +88,43 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
     for (const field of ['domain', 'country', 'environment', 'private key'])
       assert.match(refused.stderr, new RegExp(field));
 
-    // The sandbox keys of pruebas.example, registered for live: a live university for this test.
+    // Finding 4: the sandbox keys of pruebas.example may not be registered for a live university.
     const pruebas = sandboxIssuers().find((i) => i.domain === 'pruebas.example')!;
+    const copied = join(dir, `issuer-copied-${process.pid}.json`);
+    writeFileSync(copied, JSON.stringify({ ...pruebas, environment: 'live', name: 'Copied sandbox keys' }));
+    const refusedCopy = await cli('issuers', 'add', '--file', copied);
+    assert.equal(refusedCopy.code, 2);
+    for (const field of ['sdJwtVc', 'bbs', 'babyJubJub'])
+      assert.match(refusedCopy.stderr, new RegExp(`keys\\.${field}: this is a published sandbox key`));
+    const identity = join(dir, `issuer-identity-${process.pid}.json`);
+    writeFileSync(
+      identity,
+      JSON.stringify({
+        ...pruebas,
+        environment: 'sandbox',
+        domain: 'x.example',
+        keys: { babyJubJub: { x: '0', y: '1' } },
+      }),
+    );
+    assert.match(
+      (await cli('issuers', 'add', '--file', identity)).stderr,
+      /keys\.babyJubJub: \(x, y\) is the identity/,
+    );
+
+    // A live university with keys of its own.
     const file = join(dir, `issuer-live-${process.pid}.json`);
     writeFileSync(
       file,
-      JSON.stringify({ ...pruebas, environment: 'live', name: 'Universidad de Pruebas (live test)' }),
+      JSON.stringify({
+        ...pruebas,
+        environment: 'live',
+        name: 'Universidad de Pruebas (live test)',
+        keys: {
+          sdJwtVc: jwkKeyPair('cli-live-test', 'EdDSA').publicJwk,
+          bbs: encodeBbsPublicKey(bbsKeyPair('cli-live-test').publicKey),
+          babyJubJub: { x: String(liveBabyJubJub[0]), y: String(liveBabyJubJub[1]) },
+        },
+      }),
     );
     const added = await cli('issuers', 'add', '--file', file, '--json');
     assert.equal(added.code, 0, added.stderr);

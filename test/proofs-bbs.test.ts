@@ -319,6 +319,28 @@ describe('bbs presentations: rejected', () => {
     }
   });
 
+  test('Finding 7: when a proof scalar is zero, which the library lets through', async () => {
+    const bytes = Buffer.from(valid.proof, 'base64url');
+    const scalars = (bytes.length - 3 * 48) / 32; // e^, r1^, r3^, m^_j…, challenge
+    const withScalar = (i: number, value: Buffer) => {
+      const changed = Buffer.from(bytes);
+      value.copy(changed, 3 * 48 + i * 32);
+      return changed;
+    };
+    for (let i = 0; i < scalars; i++) {
+      const zero = { ...valid, proof: withScalar(i, Buffer.alloc(32)).toString('base64url') };
+      const check = await bbsVerifier.verify(zero, context(), registry);
+      assertRejected(check, 'invalid_proof');
+      assert.match(check.ok ? '' : check.message, /proof scalar \S+ is zero/, `scalar ${i}`);
+    }
+    const order = Buffer.from('73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001', 'hex');
+    const tooLarge = { ...valid, proof: withScalar(1, order).toString('base64url') };
+    assert.match(
+      ((c) => (c.ok ? '' : c.message))(await bbsVerifier.verify(tooLarge, context(), registry)),
+      /proof scalar r1\^ is not below the group order/,
+    );
+  });
+
   test('when the shape is wrong', async () => {
     const proofBytes = Buffer.from(valid.proof, 'base64url');
     const shapes: unknown[] = [

@@ -516,6 +516,69 @@ describe('sd-jwt-vc verification: key binding', () => {
   });
 });
 
+describe('sd-jwt-vc verification: what the issuer vouches for (Finding 3)', () => {
+  const state = sandboxUniversityKeyPair('sandbox-state.example')!;
+  const verify = async (credential: string, disclose: readonly ClaimName[] = ['is_active_student']) =>
+    sdJwtVcVerifier.verify(await presentIssued(credential, disclose), context(), registry);
+
+  it('Finding 3: refuses an issuer vouching for another university (university_domain)', async () => {
+    const harvard = await issueWith({ university_domain: 'harvard.edu' }, state);
+    await expectRejected(await presentIssued(harvard, ['is_active_student', 'university_domain']), 'untrusted_issuer');
+    // Undisclosed, the claim says nothing, and the result names the registry entry anyway.
+    assert.ok((await verify(harvard)).ok);
+    const own = await verify(await issueWith({}, state), ['is_active_student', 'university_domain']);
+    assert.ok(own.ok && own.presentation.claims.university_domain === 'sandbox-state.example');
+  });
+
+  it('Finding 3: refuses an academic_level outside the catalogue', async () => {
+    for (const level of ['professor', 'Doctoral', '', 'constructor']) {
+      await expectRejected(await presentIssued(await issueWith({ academic_level: level }, state)), 'invalid_claim');
+    }
+    const doctoral = await verify(await issueWith({ academic_level: 'doctoral' }, state));
+    assert.ok(doctoral.ok && doctoral.presentation.claims.academic_level === 'doctoral');
+  });
+
+  it('Finding 3: enforces nbf and refuses an issuer iat in the future beyond the 60 s allowance', async () => {
+    await expectRejected(await presentIssued(await issueWith({ nbf: seconds(NOW) + 61 }, state)), 'invalid_claim');
+    await expectRejected(await presentIssued(await issueWith({ iat: seconds(NOW) + 61 }, state)), 'invalid_claim');
+    await expectRejected(
+      await presentIssued(await issueWith({ nbf: String(seconds(NOW)) }, state)),
+      'malformed_presentation',
+    );
+    assert.ok((await verify(await issueWith({ nbf: seconds(NOW) + 60, iat: seconds(NOW) + 60 }, state))).ok);
+    assert.ok((await verify(await issueWith({ nbf: seconds(NOW) - 3600 }, state))).ok);
+  });
+});
+
+describe('sd-jwt-vc verification: canonical base64url (Finding 7)', () => {
+  const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  /** The same bytes spelled differently: the last character's unused low bits flipped. */
+  const reencoded = (segment: string): string => {
+    const last = ALPHABET.indexOf(segment.at(-1)!);
+    const other = `${segment.slice(0, -1)}${ALPHABET[last ^ 1]}`;
+    assert.deepEqual(Buffer.from(other, 'base64url'), Buffer.from(segment, 'base64url'), 'same bytes');
+    assert.notEqual(other, segment);
+    return other;
+  };
+  const withSignature = (jwt: string, change: (signature: string) => string) => {
+    const [header, payload, signature] = jwt.split('.');
+    return `${header}.${payload}.${change(signature!)}`;
+  };
+
+  it('Finding 7: refuses a KB-JWT whose signature is re-encoded with other trailing bits', async () => {
+    const presentation = await present('sandbox-state.example'); // holder key ES256: 64-byte signature, 4 spare bits
+    const kb = presentation.slice(presentation.lastIndexOf('~') + 1);
+    await expectRejected(withoutKb(presentation) + withSignature(kb, reencoded), 'invalid_key_binding');
+  });
+
+  it('Finding 7: refuses an issuer JWT whose signature is re-encoded with other trailing bits', async () => {
+    for (const domain of ['sandbox-state.example', 'pruebas.example']) {
+      const [jwt, ...rest] = (await present(domain)).split('~');
+      await expectRejected([withSignature(jwt!, reencoded), ...rest].join('~'), 'invalid_signature');
+    }
+  });
+});
+
 describe('sd-jwt-vc verification: faults', () => {
   it('lets a registry failure propagate instead of calling it a bad presentation', async () => {
     const broken: TrustRegistry = {

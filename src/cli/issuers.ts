@@ -47,7 +47,9 @@ export const issuersAdd: Command = {
     'matricula issuers add --file ISSUER.json [--admin-url URL] [--json]\n\n' +
     'The file: {"name", "domain", "country" (ISO 3166 alpha-2), "environment" ("sandbox"|"live"),\n' +
     ' "keys": {"sdJwtVc": <public JWK, P-256 or Ed25519>, "bbs": <base64url BLS12-381 G2 key>,\n' +
-    `          "babyJubJub": {"x", "y"} (decimal)}} with at least one key.\n\n${ADMIN_USAGE}`,
+    '          "babyJubJub": {"x", "y"} (decimal)}} with at least one key.\n' +
+    'Every key must be a valid point of its curve (prime-order subgroup, not the identity), and a\n' +
+    `live university may not use a published sandbox key.\n\n${ADMIN_USAGE}`,
   options: { file: { type: 'string' }, json: { type: 'boolean' }, ...ADMIN_URL_OPTION },
   async run(values, _positionals, ctx) {
     const input = readJsonFile(requireOption(values, 'file'));

@@ -1,7 +1,7 @@
 /** Issuer definitions: the sandbox universities' keys and the validation of an operator's issuer file. Pure. */
-import { decodeBbsPublicKey, sandboxIssuerPublicKeys as bbsSandboxKeys } from './bbs/index.ts';
+import { sandboxIssuerPublicKeys as bbsSandboxKeys } from './bbs/index.ts';
 import { sandboxIssuerPublicKeys as babyJubJubSandboxKeys } from './groth16/sandbox-issuers.ts';
-import { parseFieldElement } from './groth16/fields.ts';
+import { issuerKeyProblem } from './issuer-keys.ts';
 import { SANDBOX_UNIVERSITIES } from './sandbox-universities.ts';
 import { sandboxIssuerPublicKeys as sdJwtSandboxKeys } from './sd-jwt-vc/index.ts';
 import type { IssuerKeys, TrustedIssuer } from '../domain/credentials.ts';
@@ -50,19 +50,12 @@ export function validateIssuerInput(
     for (const field of Object.keys(keys))
       if (!['sdJwtVc', 'bbs', 'babyJubJub'].includes(field)) problems.push(`keys: unknown format key "${field}"`);
     if (Object.keys(keys).length === 0) problems.push('keys: at least one public key is required');
-    if (keys.sdJwtVc !== undefined) problems.push(...jwkProblems(keys.sdJwtVc));
-    if (keys.bbs !== undefined && (typeof keys.bbs !== 'string' || !decodeBbsPublicKey(keys.bbs)))
-      problems.push('keys.bbs: base64url of a 96-byte BLS12-381 G2 public key is required');
-    if (keys.babyJubJub !== undefined) {
-      const point = keys.babyJubJub as Record<string, unknown>;
-      if (
-        typeof point !== 'object' ||
-        point === null ||
-        parseFieldElement(point.x) === undefined ||
-        parseFieldElement(point.y) === undefined
-      ) {
-        problems.push('keys.babyJubJub: {x, y} as decimal strings of field elements is required');
-      }
+    // Every key must be a real key of its kind; a live issuer's must not be a published sandbox key.
+    const environment = v.environment === 'live' ? 'live' : 'sandbox';
+    for (const field of ['sdJwtVc', 'bbs', 'babyJubJub'] as const) {
+      if (keys[field] === undefined) continue;
+      const problem = issuerKeyProblem(field, keys[field], environment);
+      if (problem) problems.push(`keys.${field}: ${problem}`);
     }
   }
   if (problems.length) return { ok: false, problems };
@@ -76,13 +69,4 @@ export function validateIssuerInput(
       keys: keys as IssuerKeys,
     },
   };
-}
-
-function jwkProblems(jwk: unknown): string[] {
-  const k = (jwk ?? {}) as Record<string, unknown>;
-  if (typeof jwk !== 'object' || jwk === null) return ['keys.sdJwtVc: a public JWK is required'];
-  if ('d' in k) return ['keys.sdJwtVc: this JWK holds a private key; give the public key only'];
-  const p256 = k.kty === 'EC' && k.crv === 'P-256' && typeof k.x === 'string' && typeof k.y === 'string';
-  const ed25519 = k.kty === 'OKP' && k.crv === 'Ed25519' && typeof k.x === 'string';
-  return p256 || ed25519 ? [] : ['keys.sdJwtVc: an EC P-256 (ES256) or OKP Ed25519 (EdDSA) public JWK is required'];
 }

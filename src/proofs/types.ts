@@ -41,6 +41,12 @@ export const REJECTION_REASONS = [
   'audience_mismatch',
   'stale_presentation',
   'invalid_proof',
+  /**
+   * Signed and bound, but a claim the issuer vouches for cannot be: a value outside the
+   * catalogue (an unknown `academic_level`), or a credential not valid yet (`nbf`, `iat` ahead
+   * of the service clock beyond the skew allowance).
+   */
+  'invalid_claim',
 ] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 

@@ -1,8 +1,9 @@
 import type { Clock } from '../domain/clock.ts';
-import { KEY_OF_FORMAT, type CredentialFormat, type TrustRegistry } from '../domain/credentials.ts';
+import { KEY_OF_FORMAT, type CredentialFormat, type TrustedIssuer, type TrustRegistry } from '../domain/credentials.ts';
 import type { Environment } from '../domain/environment.ts';
 import { newId } from '../domain/ids.ts';
 import { sandboxIssuers, validateIssuerInput } from '../proofs/issuer-definitions.ts';
+import { issuerKeyProblem } from '../proofs/issuer-keys.ts';
 import type { Db } from '../store/db.ts';
 import {
   deleteIssuer,
@@ -14,12 +15,39 @@ import {
 } from '../store/issuers.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 
-/** The trust registry as stored: read on every verification, so a removal takes effect at once. */
-export function databaseTrustRegistry(db: Db): TrustRegistry {
+/** Told once per stored key the registry refuses to trust (the default writes a process warning). */
+export type RegistryWarning = (message: string) => void;
+
+const warnProcess: RegistryWarning = (message) => process.emitWarning(message, { code: 'MATRICULA_TRUST_REGISTRY' });
+
+/**
+ * The trust registry as stored: read on every verification, so a removal takes effect at once.
+ * Every stored key is checked as `issuers add` checks it (issuer-keys.ts: a real point of its
+ * kind, and no sandbox key for a live issuer): a row written before these checks existed, or by
+ * hand, is skipped with a warning and never trusted. Checks are remembered per key, so the
+ * BabyJubJub subgroup check (a scalar multiplication) runs once per key, not per verification.
+ */
+export function databaseTrustRegistry(db: Db, warn: RegistryWarning = warnProcess): TrustRegistry {
+  const verdicts = new Map<string, string | undefined>();
+  const usable = (issuer: TrustedIssuer, format: CredentialFormat): boolean => {
+    const field = KEY_OF_FORMAT[format];
+    const key = issuer.keys[field];
+    if (key === undefined) return false;
+    const cacheKey = JSON.stringify([issuer.environment, field, key]);
+    if (!verdicts.has(cacheKey)) {
+      const problem = issuerKeyProblem(field, key, issuer.environment);
+      verdicts.set(cacheKey, problem);
+      if (problem)
+        warn(
+          `trust registry: ${issuer.id} (${issuer.domain}, ${issuer.environment}) keys.${field} skipped: ${problem}`,
+        );
+    }
+    return verdicts.get(cacheKey) === undefined;
+  };
   return {
     async issuers(environment: Environment, format: CredentialFormat) {
       const all = await listIssuers(db, environment);
-      return all.filter((issuer) => issuer.keys[KEY_OF_FORMAT[format]] !== undefined);
+      return all.filter((issuer) => usable(issuer, format));
     },
   };
 }

@@ -1,3 +1,4 @@
+import { bls12_381 } from '@noble/curves/bls12-381';
 import type { ClaimName } from '../../domain/claims.ts';
 import {
   BBS_MESSAGE_COUNT,
@@ -38,7 +39,40 @@ export type ParseOutcome = { ok: true; presentation: ParsedBbsPresentation } | {
 
 /** Size of a proof that leaves `undisclosed` messages hidden: 3 G1 points, 4 + U scalars (draft §3.6.3). */
 export function proofLength(undisclosed: number): number {
-  return 3 * 48 + (4 + undisclosed) * 32;
+  return 3 * POINT_LENGTH + (4 + undisclosed) * SCALAR_LENGTH;
+}
+
+const POINT_LENGTH = 48;
+const SCALAR_LENGTH = 32;
+/** The order r of the BLS12-381 scalar field. */
+const SCALAR_ORDER = bls12_381.fields.Fr.ORDER;
+
+/**
+ * Why the scalars of a proof are not all in [1, r), or undefined. A proof is
+ * `Abar || Bbar || D || e^ || r1^ || r3^ || m^_j1 … m^_jU || challenge` (draft §octets_to_proof):
+ * three compressed G1 points, then 32-byte big-endian scalars, each of which must be neither 0
+ * nor ≥ r. The library's own check compares its bigint with the number 0 (`s_j === 0`, always
+ * false), so a zero scalar reaches the verification equation: we refuse it here, before the
+ * library sees it.
+ */
+export function proofScalarProblem(proof: Uint8Array): string | undefined {
+  const names = (count: number) => [
+    'e^',
+    'r1^',
+    'r3^',
+    ...Array.from({ length: count - 4 }, (_, i) => `m^${i}`),
+    'challenge',
+  ];
+  const count = (proof.length - 3 * POINT_LENGTH) / SCALAR_LENGTH;
+  if (!Number.isInteger(count) || count < 4) return 'the proof does not hold three points and at least four scalars';
+  const label = names(count);
+  for (let i = 0; i < count; i++) {
+    const start = 3 * POINT_LENGTH + i * SCALAR_LENGTH;
+    const scalar = BigInt(`0x${Buffer.from(proof.subarray(start, start + SCALAR_LENGTH)).toString('hex')}`);
+    if (scalar === 0n) return `proof scalar ${label[i]} is zero`;
+    if (scalar >= SCALAR_ORDER) return `proof scalar ${label[i]} is not below the group order`;
+  }
+  return undefined;
 }
 
 const MAX_DOMAIN_LENGTH = 253;

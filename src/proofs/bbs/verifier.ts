@@ -16,7 +16,7 @@ import {
   typedClaimValue,
 } from './credential.ts';
 import { decodeBbsPublicKey } from './keys.ts';
-import { parseBbsPresentation, type ParsedBbsPresentation } from './presentation.ts';
+import { parseBbsPresentation, proofScalarProblem, type ParsedBbsPresentation } from './presentation.ts';
 
 function reject(reason: RejectionReason, message: string): PresentationCheck {
   return { ok: false, reason, message };
@@ -83,6 +83,10 @@ export const bbsVerifier: PresentationVerifier = {
         `${presentation.issuer} is not a trusted bbs issuer for ${context.environment}`,
       );
     }
+
+    // The library would let a zero scalar through (its check compares a bigint with a number).
+    const scalarProblem = proofScalarProblem(presentation.proof);
+    if (scalarProblem) return reject('invalid_proof', scalarProblem);
 
     // More than one entry for a domain (a key being rotated) is accepted if any of them verifies.
     for (const issuer of candidates) {

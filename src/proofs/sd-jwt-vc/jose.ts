@@ -21,18 +21,24 @@ export function isAllowedAlgorithm(value: unknown): value is SdJwtAlgorithm {
   return typeof value === 'string' && (ALLOWED_ALGORITHMS as readonly string[]).includes(value);
 }
 
-// Node's base64url decoder skips characters outside the alphabet; we refuse them so that two
-// different strings can never decode to the same bytes.
+// Node's base64url decoder skips characters outside the alphabet and ignores the unused low bits
+// of the last character (`…Q` and `…R` can decode alike); we refuse both, so that two different
+// strings never decode to the same bytes: a signature or segment has exactly one accepted form.
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
 export function base64urlEncode(bytes: Uint8Array | string): string {
   return Buffer.from(bytes).toString('base64url');
 }
 
-/** Decodes unpadded base64url, or returns undefined for anything outside the alphabet. */
+/**
+ * Decodes unpadded base64url, or returns undefined for anything but the canonical encoding of
+ * the bytes (RFC 4648 §3.5: pad bits zero): characters outside the alphabet, padding, a
+ * dangling character, re-encoded trailing bits. Every JWS segment goes through here.
+ */
 export function base64urlDecode(text: string): Buffer | undefined {
   if (!BASE64URL.test(text) || text.length % 4 === 1) return undefined;
-  return Buffer.from(text, 'base64url');
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : undefined;
 }
 
 /** Parses a base64url segment holding JSON; undefined when it is not valid base64url or JSON. */

@@ -1,4 +1,4 @@
-import type { DisclosedClaims } from '../../domain/claims.ts';
+import { isAcademicLevel, type DisclosedClaims } from '../../domain/claims.ts';
 import type {
   PresentationCheck,
   PresentationContext,
@@ -11,7 +11,7 @@ import { parseCompactSdJwt, type CompactSdJwt } from './compact.ts';
 import { STUDENT_CREDENTIAL_VCT } from './credential.ts';
 import { resolveDisclosures } from './disclosures.ts';
 import { importPublicKey, isAllowedAlgorithm, verifyJws, type SdJwtAlgorithm } from './jose.ts';
-import { checkKeyBinding } from './key-binding.ts';
+import { checkKeyBinding, MAX_KEY_BINDING_FUTURE_SECONDS } from './key-binding.ts';
 
 /**
  * Service side of `sd-jwt-vc`. Every check is explicit rather than delegated to the library's
@@ -65,6 +65,37 @@ function catalogueClaims(payload: Record<string, unknown>): DisclosedClaims | st
   return claims;
 }
 
+/**
+ * What the issuer vouches for must be possible: it speaks for its own university only (as in
+ * `bbs`), and an academic level is one of the catalogue. Undefined when the claims hold.
+ */
+function claimProblem(claims: DisclosedClaims, issuer: TrustedIssuer): PresentationCheck | undefined {
+  if (claims.university_domain !== undefined && claims.university_domain !== issuer.domain)
+    return reject('untrusted_issuer', `${issuer.domain} cannot vouch for students of ${claims.university_domain}`);
+  if (claims.academic_level !== undefined && !isAcademicLevel(claims.academic_level))
+    return reject('invalid_claim', `academic_level ${JSON.stringify(claims.academic_level)} is not in the catalogue`);
+  return undefined;
+}
+
+/**
+ * `nbf` and the issuer's `iat`: a credential is not valid before either. The holder's device and
+ * the issuer may run a little ahead of us, by the same allowance as the KB-JWT's `iat`.
+ */
+function notYetValid(payload: Record<string, unknown>, now: Date): PresentationCheck | undefined {
+  const latest = now.getTime() / 1000 + MAX_KEY_BINDING_FUTURE_SECONDS;
+  for (const name of ['nbf', 'iat'] as const) {
+    const value = payload[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      return reject('malformed_presentation', `${name} is not a NumericDate`);
+    if (value > latest) {
+      const ahead = Math.round(value - now.getTime() / 1000);
+      return reject('invalid_claim', `the credential is not valid yet: ${name} is ${ahead} s after the service clock`);
+    }
+  }
+  return undefined;
+}
+
 /** `exp` as ISO 8601, undefined when absent, or an error message when it is not a usable time. */
 function expiry(exp: unknown): { expiresAt?: string } | string {
   if (exp === undefined) return {};
@@ -114,6 +145,8 @@ async function verifyPresentation(
 
   const binding = checkKeyBinding(sdJwt, payload, context);
   if (!binding.ok) return binding;
+  const problem = claimProblem(claims, issuer) ?? notYetValid(payload, context.now);
+  if (problem) return problem;
   return { ok: true, presentation: { format: 'sd-jwt-vc', issuer, claims, ...expires } };
 }
 
