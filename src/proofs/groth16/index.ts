@@ -20,7 +20,12 @@ export const groth16Verifier: PresentationVerifier = {
     (sandboxOnly ??= createGroth16Verifier()).verify(presentation, context, registry),
 };
 
-export { createGroth16Verifier, MAX_CLOCK_SKEW_SECONDS, type Groth16VerifierOptions } from './presentation-verifier.ts';
+export {
+  createGroth16Verifier,
+  MAX_NOW_AHEAD_SECONDS,
+  MAX_NOW_BEHIND_SECONDS,
+  type Groth16VerifierOptions,
+} from './presentation-verifier.ts';
 export {
   groth16Builder,
   proveCredential,
@@ -39,7 +44,12 @@ export {
   type Groth16Proof,
   type Groth16VerificationKey,
 } from './verifier.ts';
-export { loadVerificationKey, loadSandboxVerificationKey } from './verification-key.ts';
+export {
+  loadVerificationKey,
+  loadLiveVerificationKey,
+  loadSandboxVerificationKey,
+  VerificationKeyError,
+} from './verification-key.ts';
 export {
   publicSignals,
   OUTPUT_ORDER,
