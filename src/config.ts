@@ -3,6 +3,7 @@
  * variable. Everything else receives the parsed {@link Config}; nothing reads process.env.
  */
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule, RetryScheduleError } from './domain/backoff.ts';
+import { loadLiveVerificationKey, VerificationKeyError } from './proofs/groth16/verification-key.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -130,6 +131,24 @@ function retrySchedule(env: Env): readonly number[] {
   }
 }
 
+/**
+ * GROTH16_LIVE_VERIFICATION_KEY: read and checked here, so that a key anyone could forge proofs
+ * against (exported before any phase-2 contribution, the sandbox key, a bad point) stops the
+ * service at start with one line, like any other bad value.
+ */
+function groth16LiveVerificationKey(env: Env): string | undefined {
+  const path = env.GROTH16_LIVE_VERIFICATION_KEY;
+  if (path === undefined || path === '') return undefined;
+  try {
+    loadLiveVerificationKey(path);
+  } catch (err) {
+    if (err instanceof VerificationKeyError)
+      throw new ConfigError('GROTH16_LIVE_VERIFICATION_KEY', `${path}: ${err.reason}`);
+    throw err;
+  }
+  return path;
+}
+
 function databaseUrl(env: Env): string {
   const raw = env.DATABASE_URL;
   if (raw === undefined || raw === '') return 'sqlite:./data/matricula.sqlite';
@@ -174,7 +193,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     // At least 15 s: a lease must outlive one send (10 s timeout) and the recording of its outcome.
     webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 60, 15, 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    groth16LiveVerificationKey: env.GROTH16_LIVE_VERIFICATION_KEY || undefined,
+    groth16LiveVerificationKey: groth16LiveVerificationKey(env),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
     trustProxyRequestId: boolean(env, 'TRUST_PROXY_REQUEST_ID', false),

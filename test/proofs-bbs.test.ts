@@ -279,6 +279,22 @@ describe('bbs presentations: rejected', () => {
     assert.ok((await bbsVerifier.verify(quiet, context(), registry)).ok);
   });
 
+  test('Finding 3: when a trusted issuer signed an academic_level outside the catalogue', async () => {
+    const keyPair = sandboxUniversityKeyPair(sandboxUniversity(STATE)!);
+    const credential = await issueBbsCredential(
+      { ...keyPair, domain: STATE },
+      {
+        is_active_student: 'true',
+        university_domain: STATE,
+        academic_level: 'professor',
+        valid_until: '2030-01-01T00:00:00.000Z',
+      },
+      'holder-mallory',
+    );
+    const presentation = await presentBbsCredential(credential, request(['academic_level']));
+    assertRejected(await bbsVerifier.verify(presentation, context(), registry), 'invalid_claim');
+  });
+
   test('when it discloses the holder secret, even with a proof that holds', async () => {
     const credential = await issueSandboxCredential(student);
     const proof = await deriveProof({

@@ -1,5 +1,5 @@
 import { verifyProof } from '@digitalbazaar/bbs-signatures';
-import type { DisclosedClaims } from '../../domain/claims.ts';
+import { isAcademicLevel, type DisclosedClaims } from '../../domain/claims.ts';
 import type {
   PresentationCheck,
   PresentationContext,
@@ -95,6 +95,12 @@ export const bbsVerifier: PresentationVerifier = {
       // An issuer vouches for its own students only: a signed domain of another university is refused.
       if (claims.university_domain !== undefined && claims.university_domain !== issuer.domain) {
         return reject('untrusted_issuer', `${issuer.domain} cannot vouch for students of ${claims.university_domain}`);
+      }
+      if (claims.academic_level !== undefined && !isAcademicLevel(claims.academic_level)) {
+        return reject(
+          'invalid_claim',
+          `academic_level ${JSON.stringify(claims.academic_level)} is not in the catalogue`,
+        );
       }
       return { ok: true, presentation: { format: 'bbs', issuer, claims } };
     }

@@ -21,7 +21,12 @@ export const groth16Verifier: PresentationVerifier = {
     (sandboxOnly ??= createGroth16Verifier()).verify(presentation, context, registry),
 };
 
-export { createGroth16Verifier, MAX_CLOCK_SKEW_SECONDS, type Groth16VerifierOptions } from './presentation-verifier.ts';
+export {
+  createGroth16Verifier,
+  MAX_NOW_AHEAD_SECONDS,
+  MAX_NOW_BEHIND_SECONDS,
+  type Groth16VerifierOptions,
+} from './presentation-verifier.ts';
 export {
   groth16Builder,
   proveCredential,
@@ -50,7 +55,12 @@ export {
 } from './mcl-verifier.ts';
 export { mclPairing, noblePairing, type Groth16Pairing, type Groth16ProofCheck } from './pairing.ts';
 export { BN254_P, type ProofDecodeError } from './proof-json.ts';
-export { loadVerificationKey, loadSandboxVerificationKey } from './verification-key.ts';
+export {
+  loadVerificationKey,
+  loadLiveVerificationKey,
+  loadSandboxVerificationKey,
+  VerificationKeyError,
+} from './verification-key.ts';
 export {
   publicSignals,
   OUTPUT_ORDER,

@@ -11,12 +11,18 @@ import type {
 import { domainHash, nonceField, parseFieldElement } from './fields.ts';
 import { parsePresentation, type Groth16Presentation } from './presentation.ts';
 import { publicSignals, type CircuitPublicInputs } from './signals.ts';
-import { loadSandboxVerificationKey, loadVerificationKey, sameVerificationKey } from './verification-key.ts';
+import { loadLiveVerificationKey, loadSandboxVerificationKey, loadVerificationKey } from './verification-key.ts';
 import { mclPairing, type Groth16Pairing, type Groth16ProofCheck } from './pairing.ts';
 import type { Groth16VerificationKey } from './verifier.ts';
 
-/** How far the presentation's `now` may be from the service's clock, either way. */
-export const MAX_CLOCK_SKEW_SECONDS = 300;
+/**
+ * How far the presentation's `now` may be behind the service's clock. The proof shows
+ * `valid_until > now`, so this is also how long after `valid_until` an expired credential can
+ * still prove `unexpired = 1`: a minute, time enough for a phone to prove and send.
+ */
+export const MAX_NOW_BEHIND_SECONDS = 60;
+/** How far the presentation's `now` may be ahead of the service's clock (a wallet's clock running fast). */
+export const MAX_NOW_AHEAD_SECONDS = 30;
 
 /** Where the service takes its verification keys from. */
 export interface Groth16VerifierOptions {
@@ -47,15 +53,8 @@ export function createGroth16Verifier(options: Groth16VerifierOptions = {}): Pre
   const keys: Partial<Record<Environment, Groth16VerificationKey>> = {
     sandbox: options.sandboxVerificationKeyPath ? loadVerificationKey(options.sandboxVerificationKeyPath) : sandboxKey,
   };
-  if (options.liveVerificationKeyPath) {
-    const live = loadVerificationKey(options.liveVerificationKeyPath);
-    if (sameVerificationKey(live, sandboxKey)) {
-      throw new Error(
-        'groth16: the live verification key is the public sandbox key; run a ceremony (docs/zk-groth16.md)',
-      );
-    }
-    keys.live = live;
-  }
+  // Refuses a degenerate key (δ = ±γ, δ the generator: forgeable from the key alone) and the sandbox key.
+  if (options.liveVerificationKeyPath) keys.live = loadLiveVerificationKey(options.liveVerificationKeyPath);
   const pairing = options.pairing ?? mclPairing;
   // Prepared on first use (mcl loads its WebAssembly then), once per key; the verify call awaits it.
   const checks: Partial<Record<Environment, Promise<Groth16ProofCheck>>> = {};
@@ -94,8 +93,11 @@ async function verifyPresentation(
   if (!presentation)
     return reject('malformed_presentation', 'expected {issuer, now, proof, outputs} with decimal-string outputs');
   const serviceNow = Math.floor(context.now.getTime() / 1000);
-  if (Math.abs(presentation.now - serviceNow) > MAX_CLOCK_SKEW_SECONDS) {
-    return reject('stale_presentation', `now must be within ${MAX_CLOCK_SKEW_SECONDS} s of the service clock`);
+  if (serviceNow - presentation.now > MAX_NOW_BEHIND_SECONDS || presentation.now - serviceNow > MAX_NOW_AHEAD_SECONDS) {
+    return reject(
+      'stale_presentation',
+      `now must be at most ${MAX_NOW_BEHIND_SECONDS} s behind and ${MAX_NOW_AHEAD_SECONDS} s ahead of the service clock`,
+    );
   }
   const outputsProblem = checkOutputs(presentation, context);
   if (outputsProblem) return outputsProblem;

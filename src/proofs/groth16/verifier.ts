@@ -86,6 +86,8 @@ export function decodeProof(json: unknown): Groth16Proof | ProofDecodeError {
   return decodeProofWith(json, NOBLE_POINTS);
 }
 
+const INVALID_POINT = 'is not a valid (canonical, on the curve, in the prime-order subgroup, not the identity)';
+
 /**
  * Decodes a snarkjs `verification_key.json`. Throws: a bad verification key is an operator
  * fault, found when the service starts, not an outcome of one presentation.
@@ -96,16 +98,16 @@ export function decodeVerificationKey(json: unknown): Groth16VerificationKey {
   if (vk.protocol !== 'groth16' || vk.curve !== 'bn128') throw new Error('verification key: not groth16 on bn128');
   const nPublic = vk.nPublic;
   if (typeof nPublic !== 'number' || !Array.isArray(vk.IC) || vk.IC.length !== nPublic + 1) {
-    throw new Error('verification key: nPublic and IC disagree');
+    throw new Error('verification key: IC must have nPublic + 1 points');
   }
   const g1 = (v: unknown, name: string): G1 => {
     const p = decodeG1(v);
-    if (typeof p === 'string') throw new Error(`verification key: ${name} is not a valid G1 point`);
+    if (typeof p === 'string') throw new Error(`verification key: ${name} ${INVALID_POINT} G1 point`);
     return p;
   };
   const g2 = (v: unknown, name: string): G2 => {
     const p = decodeG2(v);
-    if (typeof p === 'string') throw new Error(`verification key: ${name} is not a valid G2 point`);
+    if (typeof p === 'string') throw new Error(`verification key: ${name} ${INVALID_POINT} G2 point`);
     return p;
   };
   return {
