@@ -10,6 +10,7 @@ import type { CliContext } from '../src/cli/command.ts';
 import { runCli } from '../src/cli/main.ts';
 import { TestClock } from '../src/domain/clock.ts';
 import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
+import { sandboxIssuerKeyPair as jwkKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { seedSandboxIssuers } from '../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, testConfig, type TestStore } from './support/harness.ts';
 import { listeningApp } from './support/server.ts';
@@ -76,7 +77,14 @@ forEachDialect('matricula CLI through the admin API', (dialect) => {
   test('issuers add, list and remove go through the admin API', async () => {
     const pruebas = sandboxIssuers().find((i) => i.domain === 'pruebas.example')!;
     const file = join(tmpdir(), `issuer-admin-${process.pid}-${dialect}.json`);
-    writeFileSync(file, JSON.stringify({ ...pruebas, environment: 'live', name: 'Pruebas (live, remote)' }));
+    // A live university with a key of its own: published sandbox keys are refused for live entries.
+    const liveIssuer = {
+      ...pruebas,
+      environment: 'live',
+      name: 'Pruebas (live, remote)',
+      keys: { sdJwtVc: jwkKeyPair('cli-admin-live-test', 'EdDSA').publicJwk },
+    };
+    writeFileSync(file, JSON.stringify(liveIssuer));
     const env = { ...withToken, MATRICULA_ADMIN_URL: baseUrl };
 
     const added = await cli(env, 'issuers', 'add', '--file', file, '--json');

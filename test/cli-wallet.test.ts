@@ -151,6 +151,7 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
       status: 'completed',
       verified: true,
       failureReason: null,
+      failureMessage: null,
     });
     const read = (await api('GET', `/verification/v1/sessions/${session.sessionId}`)).json.data;
     assert.equal(read.result.university.domain, 'pruebas.example');
@@ -183,7 +184,10 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
       const session = await newSession();
       const res = await cli('wallet', 'present', '--qr', session.qrPayload, ...flags, '--json');
       assert.equal(res.code, 1, res.stderr);
-      assert.deepEqual(JSON.parse(res.stdout), { sessionId: session.sessionId, ...expected });
+      // A completed session also says why in words (failureMessage); the reason is the contract.
+      const { failureMessage, ...outcome } = JSON.parse(res.stdout) as Record<string, unknown>;
+      assert.deepEqual(outcome, { sessionId: session.sessionId, ...expected });
+      if (expected.status === 'completed') assert.equal(typeof failureMessage, 'string');
     });
   }
 
