@@ -2,12 +2,15 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
+import { Base8, mulPointEscalar } from '@zk-kit/baby-jubjub';
 import { ACADEMIC_LEVELS } from '../src/domain/claims.ts';
+import { encodeBbsPublicKey, sandboxIssuerKeyPair as bbsKeyPair } from '../src/proofs/bbs/index.ts';
 import { BBS_STUDENT_CREDENTIAL } from '../src/proofs/bbs/credential.ts';
 import { BN254_R, domainHash, nonceField } from '../src/proofs/groth16/fields.ts';
 import { MAX_NOW_AHEAD_SECONDS, MAX_NOW_BEHIND_SECONDS } from '../src/proofs/groth16/presentation-verifier.ts';
 import { sandboxIssuers, validateIssuerInput } from '../src/proofs/issuer-definitions.ts';
 import { STUDENT_CREDENTIAL_VCT } from '../src/proofs/sd-jwt-vc/credential.ts';
+import { sandboxIssuerKeyPair as jwkKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { MAX_KEY_BINDING_AGE_SECONDS, MAX_KEY_BINDING_FUTURE_SECONDS } from '../src/proofs/sd-jwt-vc/key-binding.ts';
 
 /** docs/universities.md restates rules the code enforces; these checks keep the two from drifting. */
@@ -18,7 +21,14 @@ const hashMod = (text: string) => BigInt(`0x${createHash('sha256').update(text, 
 test('the issuer file example validates once its placeholders are real keys', () => {
   const example = JSON.parse(/```json\n([^]*?)```/.exec(doc)![1]!) as Record<string, unknown>;
   const sandbox = sandboxIssuers()[0]!;
-  const checked = validateIssuerInput({ ...example, keys: sandbox.keys });
+  // Keys of its own: a live university may not reuse the published sandbox keys.
+  const point = mulPointEscalar(Base8, 123456789n);
+  const keys = {
+    sdJwtVc: jwkKeyPair('docs-universities', 'EdDSA').publicJwk,
+    bbs: encodeBbsPublicKey(bbsKeyPair('docs-universities').publicKey),
+    babyJubJub: { x: String(point[0]), y: String(point[1]) },
+  };
+  const checked = validateIssuerInput({ ...example, keys });
   assert.ok(checked.ok, JSON.stringify(checked));
   assert.deepEqual(Object.keys(example.keys as object).sort(), Object.keys(sandbox.keys).sort());
 });
