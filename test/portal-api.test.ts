@@ -156,6 +156,7 @@ forEachDialect('portal API', (dialect) => {
           status: 'completed',
           verified: true,
           failureReason: null,
+          failureMessage: null,
         });
         const result = (await getSession(h, sandbox, s.sessionId)).json().data.result;
         // Exactly what the session asked for, always including is_active_student; the rest of 6.3 null.
@@ -191,6 +192,7 @@ forEachDialect('portal API', (dialect) => {
         status: 'completed',
         verified: false,
         failureReason: 'credential_expired',
+        failureMessage: 'The credential has expired.',
       });
       const claims = (await getSession(h, sandbox, expired.sessionId)).json().data.result.claims;
       assert.ok(Date.parse(claims.valid_until) < h.clock.now().getTime());
