@@ -1078,7 +1078,7 @@ export interface components {
          * @description Why a presentation is cryptographically unacceptable
          * @enum {string}
          */
-        RejectionReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof";
+        RejectionReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim";
         /** @description The outcome of verifying one presentation */
         VerificationResult: {
             verified: boolean;
