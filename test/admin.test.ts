@@ -2,16 +2,21 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ADMIN_RATE_LIMIT_PER_MINUTE } from '../src/routes/admin.ts';
 import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
+import { sandboxIssuerKeyPair as jwkKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { forEachDialect, useHarness, type Harness } from './support/harness.ts';
 import { operationsOf } from './support/route-table.ts';
 
 const TOKEN = 'admin-token-0123456789abcdef0123';
 const admin = { authorization: `Bearer ${TOKEN}` };
 
-/** The sandbox keys of pruebas.example, registered for live: a live university for these tests. */
+/**
+ * A live university for these tests: pruebas.example's identity with a key of its own (published
+ * sandbox keys are refused for live entries).
+ */
+const liveKey = jwkKeyPair('admin-live-test', 'EdDSA').publicJwk;
 const liveIssuer = () => {
   const pruebas = sandboxIssuers().find((i) => i.domain === 'pruebas.example')!;
-  return { ...pruebas, environment: 'live', name: 'Universidad de Pruebas (live test)' };
+  return { ...pruebas, environment: 'live', name: 'Universidad de Pruebas (live test)', keys: { sdJwtVc: liveKey } };
 };
 
 forEachDialect('admin API', (dialect) => {
