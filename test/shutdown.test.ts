@@ -59,78 +59,84 @@ forEachDialect('Graceful stop', (dialect) => {
   });
   after(() => db?.drop());
 
-  test('SIGTERM in the all role: in-flight request completes, a new one gets 503, exit 0', async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        ROLE: 'all',
-        DATABASE_URL: db.url,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        BASE_URL: `http://127.0.0.1:${port}`,
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const waiters: Array<{ text: string; resolve: () => void }> = [];
-    const onOutput = (chunk: Buffer) => {
-      output += chunk.toString();
-      for (const w of waiters.filter((w) => output.includes(w.text))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
+  test(
+    'SIGTERM in the all role: in-flight request completes, a new one gets 503, exit 0',
+    { timeout: 90_000 },
+    async () => {
+      const port = await freePort();
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          ROLE: 'all',
+          DATABASE_URL: db.url,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          BASE_URL: `http://127.0.0.1:${port}`,
+          // debug: the server logs a request as soon as it has begun it ('request received').
+          LOG_LEVEL: 'debug',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      const waiters: Array<{ text: string; resolve: () => void }> = [];
+      const onOutput = (chunk: Buffer) => {
+        output += chunk.toString();
+        for (const w of waiters.filter((w) => output.includes(w.text))) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve();
+        }
+      };
+      child.stdout.on('data', onOutput);
+      child.stderr.on('data', onOutput);
+      const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+      const logged = (text: string) =>
+        output.includes(text)
+          ? Promise.resolve()
+          : Promise.race([
+              new Promise<void>((resolve) => waiters.push({ text, resolve })),
+              exited.then(([code]) => {
+                throw new Error(`exited (${code}) before logging ${JSON.stringify(text)}:\n${output}`);
+              }),
+            ]);
+      try {
+        await logged('Matricula is listening');
+
+        // B: a request whose head is still arriving when the server stops (its connection is not idle).
+        const b = await openSocket(port);
+        b.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+        // A: a request whose body is still arriving; the server has begun it once it logs it.
+        const a = await openSocket(port);
+        const body = JSON.stringify({ nonce: 'nonce_shutdown', decision: 'approved' });
+        a.socket.write(
+          'POST /verification/v1/sessions/sess_shutdown/consent HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+            `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+        );
+        // Only A's head is complete, so the one 'request received' line is A's.
+        await logged('"msg":"request received"');
+
+        child.kill('SIGTERM');
+        await logged('"msg":"stopping"');
+        a.socket.write(body.slice(5));
+        b.socket.write('\r\n');
+
+        const inFlight = parseResponse(await a.received);
+        assert.equal(inFlight.status, 404, inFlight.body);
+        assert.equal(JSON.parse(inFlight.body).error.code, 'not_found');
+        assert.equal(inFlight.headers.connection, 'close');
+
+        const late = parseResponse(await b.received);
+        assert.equal(late.status, 503, late.body);
+        const error = JSON.parse(late.body).error;
+        assert.equal(error.code, 'service_unavailable');
+        assert.equal(error.requestId, late.headers['x-request-id']);
+        assert.equal(late.headers.connection, 'close');
+
+        const [code] = await exited;
+        assert.equal(code, 0, output);
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
       }
-    };
-    child.stdout.on('data', onOutput);
-    child.stderr.on('data', onOutput);
-    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
-    const logged = (text: string) =>
-      output.includes(text)
-        ? Promise.resolve()
-        : Promise.race([
-            new Promise<void>((resolve) => waiters.push({ text, resolve })),
-            exited.then(([code]) => {
-              throw new Error(`exited (${code}) before logging ${JSON.stringify(text)}:\n${output}`);
-            }),
-          ]);
-    try {
-      await logged('Matricula is listening');
-
-      // B: a request whose head is still arriving when the server stops (its connection is not idle).
-      const b = await openSocket(port);
-      b.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-      // A: a request whose body is still arriving; the server has begun it once it logs it.
-      const a = await openSocket(port);
-      const body = JSON.stringify({ nonce: 'nonce_shutdown', decision: 'approved' });
-      a.socket.write(
-        'POST /verification/v1/sessions/sess_shutdown/consent HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
-          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
-      );
-      await logged('/verification/v1/sessions/sess_shutdown/consent');
-
-      child.kill('SIGTERM');
-      await logged('"msg":"stopping"');
-      a.socket.write(body.slice(5));
-      b.socket.write('\r\n');
-
-      const inFlight = parseResponse(await a.received);
-      assert.equal(inFlight.status, 404, inFlight.body);
-      assert.equal(JSON.parse(inFlight.body).error.code, 'not_found');
-      assert.equal(inFlight.headers.connection, 'close');
-
-      const late = parseResponse(await b.received);
-      assert.equal(late.status, 503, late.body);
-      const error = JSON.parse(late.body).error;
-      assert.equal(error.code, 'service_unavailable');
-      assert.equal(error.requestId, late.headers['x-request-id']);
-      assert.equal(late.headers.connection, 'close');
-
-      const [code] = await exited;
-      assert.equal(code, 0, output);
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-  });
+    },
+  );
 });

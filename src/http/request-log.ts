@@ -19,13 +19,16 @@ export function requestIdGenerator(trustProxy: boolean): (request: IncomingMessa
 }
 
 /**
- * One access-log line per request, when the answer is sent: Fastify's own two ("incoming request"
+ * One access-log line per request at info, when the answer is sent: Fastify's own two ("incoming request"
  * with the full URL, and "request completed") become one with the method, the URL without its
  * nonce, the route, the status and the time taken. No header is logged. Errors of 5xx answers are
  * logged by the error handler beside it, with the same reqId.
  */
 export class AccessLog extends LogController {
-  override incomingRequest(): void {}
+  /** At debug only (off by default): the request has begun, before its body has arrived. */
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ method: request.method, url: loggableUrl(request.url) }, 'request received');
+  }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const line = {
