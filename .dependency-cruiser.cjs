@@ -128,7 +128,6 @@ module.exports = {
           '^src/main\\.ts$',
           '^src/cli/main\\.ts$',
           '^src/index\\.ts$',
-          '^src/webhooks/verify-signature\\.ts$',
           // Browser scripts the portal serves as files (src/portal/assets.ts), never imported.
           '^src/portal/assets/',
         ],

@@ -135,12 +135,12 @@ function bbsBench(): Bench {
     prepare: (p) => {
       const parsed = parseBbsPresentation(p);
       if (!parsed.ok) return async () => false;
-      const { proof, disclosed } = parsed.presentation;
+      const { proof, disclosed, now } = parsed.presentation;
       const input = {
         publicKey,
         proof,
         header: credentialHeader(REGISTRY_ISSUER.domain),
-        presentationHeader: presentationHeader(CONTEXT.audience, CONTEXT.nonce),
+        presentationHeader: presentationHeader(CONTEXT.audience, CONTEXT.nonce, now),
         disclosedMessages: disclosed.map((m) => encodeClaimMessage(m.claim, m.value)),
         disclosedMessageIndexes: disclosed.map((m) => m.index),
         ciphersuite: BBS_CIPHERSUITE,
@@ -162,7 +162,7 @@ function groth16Signals(p: unknown): bigint[] | undefined {
     domainHash: domainHash(REGISTRY_ISSUER.domain),
     nonceField: nonceField(CONTEXT.nonce, CONTEXT.audience),
     now: BigInt(presentation.now),
-    discloseLevel: CONTEXT.requiredClaims.includes('academic_level') ? 1n : 0n,
+    discloseLevel: presentation.outputs.level !== 0n ? 1n : 0n,
   });
 }
 

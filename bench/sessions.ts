@@ -1,153 +1,182 @@
 /**
  * Session API throughput on loopback, beside a bare node:http server answering the same JSON in
- * the same run: create-session (POST) and get-session (GET).
+ * the same run with the same client: create-session (POST) and get-session (GET).
  *
- *   node --import tsx bench/sessions.ts [--requests 3000] [--concurrency 16] [--database sqlite|postgres]
+ *   node --import tsx bench/sessions.ts [--requests 3000] [--concurrency 16] [--rounds 3]
+ *       [--database sqlite,postgres] [--service-root DIR] [--cpu-prof DIR] [--json]
  *
- * PostgreSQL uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a schema of its own, dropped after).
- * Figures are printed, never asserted: the machine is shared and noisy; the ratio to the bare
- * server measured in the same run is the number to watch.
+ * The service runs as an operator runs it, `node --import tsx src/main.ts` (role all, default
+ * logging, to /dev/null), in a process of its own; the bare server runs in a process of its own
+ * too, so that neither shares the client's core. `--service-root` starts another checkout's
+ * src/main.ts with this same client (the "before" of a before/after); `--cpu-prof DIR` profiles the
+ * service (summarize with bench/cpuprofile.ts). PostgreSQL uses BENCH_DATABASE_URL or
+ * TEST_DATABASE_URL, in a schema of its own dropped after.
+ *
+ * Each round loads the service, then the bare server, for each operation; the ratio of a round is
+ * service req/s ÷ bare req/s, and the figure reported is the median over the rounds. With --json
+ * the last line is {"sqlite": {"get_ratio", "create_ratio", …}, "postgres": {…}, "loadavg": […]}.
+ * Figures are printed, never asserted: the machine is shared and noisy.
  */
-import { createServer, type Server } from 'node:http';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { Pool } from 'undici';
-import { systemClock } from '../src/domain/clock.ts';
-import { createOrganization } from '../src/services/organizations.ts';
-import { buildTestApp, createTestStore, testConfig } from '../test/support/harness.ts';
-import { freePort } from '../test/support/server.ts';
+import {
+  benchDatabase,
+  createTenant,
+  load,
+  median,
+  REPO_ROOT,
+  startBare,
+  startService,
+  type BenchDialect,
+  type BenchRequest,
+  type LoadResult,
+} from './support.ts';
 
 const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '3000' },
     concurrency: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '3' },
     database: { type: 'string', default: 'sqlite' },
+    'service-root': { type: 'string', default: REPO_ROOT },
+    'cpu-prof': { type: 'string' },
+    json: { type: 'boolean', default: false },
   },
 });
 const REQUESTS = Number(values.requests);
 const CONCURRENCY = Number(values.concurrency);
-const dialect = values.database === 'postgres' ? 'postgres' : 'sqlite';
-if (dialect === 'postgres') process.env.TEST_DATABASE_URL ??= process.env.BENCH_DATABASE_URL;
+const ROUNDS = Number(values.rounds);
+const dialects = values.database.split(',').map((d) => {
+  if (d !== 'sqlite' && d !== 'postgres') throw new Error(`--database: sqlite or postgres, not ${d}`);
+  return d as BenchDialect;
+});
 
-interface Result {
-  label: string;
-  rps: number;
-  p50: number;
-  p99: number;
+interface DialectFigures {
+  get_ratio: number;
+  create_ratio: number;
+  get_rps: number;
+  create_rps: number;
+  bare_get_rps: number;
+  bare_create_rps: number;
+  get_p99_ms: number;
+  create_p99_ms: number;
+  /** CPU time of the server process per request, microseconds: moves less with the load than req/s. */
+  get_cpu_us: number;
+  create_cpu_us: number;
+  bare_get_cpu_us: number;
+  bare_create_cpu_us: number;
   errors: number;
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const row = (r: LoadResult) =>
+  `${r.label.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(8)} ${r.cpuPerRequest.toFixed(0).padStart(10)} ${String(r.errors).padStart(7)}`;
+
+async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
+  const database = await benchDatabase(dialect);
+  const service = await startService({
+    root: values['service-root'],
+    databaseUrl: database.url,
+    name: `service-${dialect}`,
+    cpuProfDir: values['cpu-prof'],
+  });
+  try {
+    const { headers, createBody } = await createTenant(database.url);
+    // Bodies the bare server answers with: exactly what Matricula answered.
+    const created = await fetch(`${service.origin}/verification/v1/sessions`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: createBody,
+    });
+    const createdJson = await created.text();
+    if (created.status !== 201) throw new Error(`create session answered ${created.status}: ${createdJson}`);
+    const sessionId = (JSON.parse(createdJson) as { data: { sessionId: string } }).data.sessionId;
+    const readJson = await (await fetch(`${service.origin}/verification/v1/sessions/${sessionId}`, { headers })).text();
+    const bare = await startBare(createdJson, readJson);
+    try {
+      const operations: Array<[string, () => BenchRequest]> = [
+        ['create session', () => ({ method: 'POST', path: '/verification/v1/sessions', body: createBody })],
+        ['get session', () => ({ method: 'GET', path: `/verification/v1/sessions/${sessionId}` })],
+      ];
+      for (const [, make] of operations) {
+        await load('warmup', service, 500, CONCURRENCY, make, headers);
+        await load('warmup', bare, 500, CONCURRENCY, make, headers);
+      }
+      const results = new Map<string, Array<[LoadResult, LoadResult]>>();
+      if (!values.json)
+        console.log(`\n${dialect}: operation                 req/s     p50 ms   p99 ms  cpu µs/req  errors`);
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [name, make] of operations) {
+          const ours = await load(`matricula ${name}`, service, REQUESTS, CONCURRENCY, make, headers);
+          const base = await load(`bare node:http ${name}`, bare, REQUESTS, CONCURRENCY, make, headers);
+          results.set(name, [...(results.get(name) ?? []), [ours, base]]);
+          console.log(`${row(ours)}\n${row(base)}\n  round ${round + 1} ratio ${(ours.rps / base.rps).toFixed(3)}`);
+          for (const r of [ours, base]) if (r.firstError) console.log(`  first error of ${r.label}: ${r.firstError}`);
+        }
+      }
+      const pick = (name: string) => {
+        const runs = results.get(name)!;
+        return {
+          ratio: median(runs.map(([o, b]) => o.rps / b.rps)),
+          rps: median(runs.map(([o]) => o.rps)),
+          bare: median(runs.map(([, b]) => b.rps)),
+          p99: median(runs.map(([o]) => o.p99)),
+          cpu: median(runs.map(([o]) => o.cpuPerRequest)),
+          bareCpu: median(runs.map(([, b]) => b.cpuPerRequest)),
+          errors: runs.reduce((n, [o]) => n + o.errors, 0),
+        };
+      };
+      const get = pick('get session');
+      const create = pick('create session');
+      return {
+        get_ratio: round3(get.ratio),
+        create_ratio: round3(create.ratio),
+        get_rps: Math.round(get.rps),
+        create_rps: Math.round(create.rps),
+        bare_get_rps: Math.round(get.bare),
+        bare_create_rps: Math.round(create.bare),
+        get_p99_ms: round3(get.p99),
+        create_p99_ms: round3(create.p99),
+        get_cpu_us: Math.round(get.cpu),
+        create_cpu_us: Math.round(create.cpu),
+        bare_get_cpu_us: Math.round(get.bareCpu),
+        bare_create_cpu_us: Math.round(create.bareCpu),
+        errors: get.errors + create.errors,
+      };
+    } finally {
+      await bare.stop();
+    }
+  } finally {
+    await service.stop();
+    await database.drop();
+  }
 }
 
-/** Sends `count` requests with `concurrency` in flight; every request is built by `make(i)`. */
-async function load(
-  label: string,
-  origin: string,
-  count: number,
-  make: (i: number) => { method: 'GET' | 'POST'; path: string; body?: string },
-  headers: Record<string, string>,
-): Promise<Result> {
-  const pool = new Pool(origin, { connections: CONCURRENCY, pipelining: 1 });
-  const latencies: number[] = [];
-  let errors = 0;
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) {
-        const i = next++;
-        const req = make(i);
-        const t0 = performance.now();
-        const res = await pool.request({
-          method: req.method,
-          path: req.path,
-          body: req.body,
-          headers: req.body ? { ...headers, 'content-type': 'application/json' } : headers,
-        });
-        await res.body.text();
-        latencies.push(performance.now() - t0);
-        if (res.statusCode >= 300) errors++;
-      }
-    }),
-  );
-  const elapsed = (performance.now() - started) / 1000;
-  await pool.close();
-  latencies.sort((a, b) => a - b);
-  return { label, rps: count / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
 }
 
 async function main(): Promise<void> {
-  const db = await createTestStore(dialect);
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const { app } = await buildTestApp(db.store, systemClock, testConfig({ BASE_URL: origin, LOG_LEVEL: 'silent' }));
-  await app.listen({ port, host: '127.0.0.1' });
-  const org = await createOrganization(
-    { db: db.store.db, clock: systemClock },
-    { name: 'Bench', environment: 'sandbox' },
-  );
-  const headers = { authorization: `Bearer ${org.apiKey.rawSecret}` };
-  const createBody = JSON.stringify({
-    appId: org.application.id,
-    purpose: 'Benchmark',
-    requiredClaims: ['is_active_student', 'university_domain'],
-  });
-
-  // Bodies the bare server answers with: exactly what Matricula answered.
-  const sample = await fetch(`${origin}/verification/v1/sessions`, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: createBody,
-  });
-  const createdJson = await sample.text();
-  const sessionId = JSON.parse(createdJson).data.sessionId as string;
-  const readJson = await (await fetch(`${origin}/verification/v1/sessions/${sessionId}`, { headers })).text();
-  const barePort = await freePort();
-  const bare: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      if (req.method === 'POST') JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(req.method === 'POST' ? createdJson : readJson);
-    });
-  });
-  await new Promise<void>((resolve) => bare.listen(barePort, '127.0.0.1', resolve));
-  const bareOrigin = `http://127.0.0.1:${barePort}`;
-
-  const create = () => ({ method: 'POST' as const, path: '/verification/v1/sessions', body: createBody });
-  const read = () => ({ method: 'GET' as const, path: `/verification/v1/sessions/${sessionId}` });
-
-  // Warm-up, then alternate the two servers so that noise on the machine hits both alike.
-  await load('warmup', origin, 300, create, headers);
-  await load('warmup', bareOrigin, 300, create, headers);
-  const results: Array<[Result, Result]> = [];
-  for (const [name, make] of [
-    ['create session', create],
-    ['get session', read],
-  ] as const) {
-    const ours = await load(`matricula ${name}`, origin, REQUESTS, make, headers);
-    const baseline = await load(`bare node:http ${name}`, bareOrigin, REQUESTS, make, headers);
-    results.push([ours, baseline]);
-  }
-
+  const started = loadavg();
+  const figures: Partial<Record<BenchDialect, DialectFigures>> = {};
+  for (const dialect of dialects) figures[dialect] = await benchDialect(dialect);
+  const ended = loadavg();
   console.log(
-    `\nbench/sessions.ts  database=${dialect}  requests=${REQUESTS}  concurrency=${CONCURRENCY}  node=${process.version}\n`,
+    `\nbench/sessions.ts  requests=${REQUESTS}  concurrency=${CONCURRENCY}  rounds=${ROUNDS}  node=${process.version}` +
+      `  service=${values['service-root']}\nload average (1 min) ${started[0].toFixed(2)} at start, ${ended[0].toFixed(2)} at end\n`,
   );
-  console.log('operation                         req/s     p50 ms   p99 ms   errors');
-  for (const [ours, baseline] of results) {
-    for (const r of [ours, baseline])
-      console.log(
-        `${r.label.padEnd(30)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(8)} ${String(r.errors).padStart(8)}`,
-      );
+  console.log(
+    'database   get ratio  create ratio  get req/s (bare)   create req/s (bare)  get cpu µs (bare)  create cpu µs (bare)  errors',
+  );
+  for (const [dialect, f] of Object.entries(figures))
     console.log(
-      `  ratio matricula / bare: throughput ${(ours.rps / baseline.rps).toFixed(2)}, p99 ${(ours.p99 / baseline.p99).toFixed(1)}x\n`,
+      `${dialect.padEnd(10)} ${f.get_ratio.toFixed(3).padStart(9)} ${f.create_ratio.toFixed(3).padStart(13)}` +
+        `  ${`${f.get_rps} (${f.bare_get_rps})`.padStart(16)}  ${`${f.create_rps} (${f.bare_create_rps})`.padStart(19)}` +
+        `  ${`${f.get_cpu_us} (${f.bare_get_cpu_us})`.padStart(17)}  ${`${f.create_cpu_us} (${f.bare_create_cpu_us})`.padStart(20)}  ${f.errors}`,
     );
-  }
-  await app.close();
-  await new Promise((resolve) => bare.close(resolve));
-  await db.drop();
+  if (values.json)
+    console.log(JSON.stringify({ ...figures, loadavg: [round3(started[0]), round3(ended[0])], requests: REQUESTS }));
+  const errors = Object.values(figures).reduce((n, f) => n + f.errors, 0);
+  if (errors > 0) process.exitCode = 1;
 }
 
 main().catch((err) => {

@@ -1,34 +1,46 @@
 /**
- * Webhook delivery: sustained deliveries per second to a local receiver, and the time from the
- * commit of an event to its receipt (p50, p99), on SQLite and PostgreSQL.
+ * Webhook delivery, on SQLite and PostgreSQL: throughput, latency, fairness and crash recovery.
  *
- *   node --import tsx bench/webhooks.ts [--events 3000] [--producers 4] [--rate 100] [--paced 1000] [--database sqlite,postgres]
+ *   node --import tsx bench/webhooks.ts [--events 3000] [--producers 4] [--rate 100] [--paced 1000]
+ *     [--slow-ms 2000] [--slow-queued 300] [--fair 200] [--kills 10] [--database sqlite,postgres] [--json]
  *
- * Two phases per database, each with the real outbox (recordEvent in a transaction), the real
- * delivery worker in this process (woken on commit, as in `npm start`), signing, and undici to a
- * bare node:http receiver on loopback that parses the body and answers 200:
+ * Each phase uses the real outbox (events recorded in a transaction), the real delivery worker,
+ * signing, and undici to bare node:http receivers on loopback that parse the body:
  *
+ * - baseline: the same receiver loaded by bare undici POSTs of the same body (16 in flight, no
+ *   database, no signing): the ceiling deliveries/s is compared with, in the same run;
  * - burst: `--events` events committed as fast as `--producers` concurrent writers can, the
- *   worker delivering meanwhile: deliveries/s from the first commit to the last receipt (the
- *   sustained rate), and commit→receipt latency under that saturation (mostly queueing);
- * - paced: `--paced` events at `--rate` per second, well under saturation: commit→receipt
- *   latency of one event when the system is not backlogged.
+ *   worker (in this process, woken on commit) delivering meanwhile: deliveries/s from the first
+ *   commit to the last receipt, and commit→receipt latency under that saturation;
+ * - paced: `--paced` events at `--rate` per second: commit→receipt latency when not backlogged;
+ * - fairness: `--fair` events of organization Y at 50/s to a fast endpoint, alone, then again
+ *   right after organization X queued `--slow-queued` events for an endpoint that answers in
+ *   `--slow-ms`: Y's p50/p99 beside the slow endpoint against Y's alone;
+ * - recovery: two worker processes (`src/main.ts --role worker`, as operators run them, default
+ *   WEBHOOK_LEASE_SECONDS), events at 100/s to a receiver answering in 50 ms, and `--kills`
+ *   SIGKILLs (one every 1.5 s or so, alternating, each once its replacement is running): events
+ *   lost (never received) and the longest commit→receipt wait.
  *
  * PostgreSQL uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a schema of its own, dropped after);
- * without either it is skipped. Figures are printed, never asserted.
+ * without either it is skipped. Figures are printed, never asserted; with `--json` the last line
+ * is one JSON object: {"sqlite": {deliveries_per_s, paced_p99_ms, …}, "postgres": {…}}.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.ts';
 import { systemClock } from '../src/domain/clock.ts';
-import { createServiceDeps } from '../src/services/deps.ts';
+import { createServiceDeps, type ServiceDeps } from '../src/services/deps.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { insertNewEndpoint } from '../src/services/webhooks.ts';
 import { migrate, openStore, type Store } from '../src/store/db.ts';
@@ -40,28 +52,45 @@ const { values } = parseArgs({
     producers: { type: 'string', default: '4' },
     rate: { type: 'string', default: '100' },
     paced: { type: 'string', default: '1000' },
+    'slow-ms': { type: 'string', default: '2000' },
+    'slow-queued': { type: 'string', default: '300' },
+    fair: { type: 'string', default: '200' },
+    kills: { type: 'string', default: '10' },
     database: { type: 'string', default: 'sqlite,postgres' },
+    phases: { type: 'string', default: 'baseline,burst,paced,fairness,recovery' },
+    json: { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(values.events);
 const PRODUCERS = Number(values.producers);
 const RATE = Number(values.rate);
 const PACED = Number(values.paced);
+const SLOW_MS = Number(values['slow-ms']);
+const SLOW_QUEUED = Number(values['slow-queued']);
+const FAIR = Number(values.fair);
+const KILLS = Number(values.kills);
+const PHASES = new Set(values.phases.split(',').map((p) => p.trim()));
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const config = loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'silent' });
+const log = (line: string) => console.log(line);
 
 interface BenchStore {
   store: Store;
+  /** The DATABASE_URL a worker process uses for this store. */
+  url: string;
   drop(): Promise<void>;
 }
 
 async function openBenchStore(dialect: 'sqlite' | 'postgres'): Promise<BenchStore> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'matricula-bench-'));
-    const store = await openStore(`sqlite:${join(dir, 'bench.sqlite')}`);
+    const url = `sqlite:${join(dir, 'bench.sqlite')}`;
+    const store = await openStore(url);
     await migrate(store);
     return {
       store,
+      url,
       drop: async () => {
         await store.close();
         rmSync(dir, { recursive: true, force: true });
@@ -71,8 +100,10 @@ async function openBenchStore(dialect: 'sqlite' | 'postgres'): Promise<BenchStor
   const schema = `bench_${randomBytes(5).toString('hex')}`;
   const store = await openStore(PG_URL!, { schema, poolSize: 10 });
   await migrate(store);
+  const url = `${PG_URL}${PG_URL!.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   return {
     store,
+    url,
     drop: async () => {
       await store.close();
       const client = new pg.Client({ connectionString: PG_URL });
@@ -83,19 +114,40 @@ async function openBenchStore(dialect: 'sqlite' | 'postgres'): Promise<BenchStor
   };
 }
 
-/** A bare receiver: reads the body, notes when each event id arrived, answers 200. */
-async function startReceiver(onEvent: (eventId: string, at: number) => void) {
+/** A bare receiver: reads the body, notes when each event id first arrived, answers 200 (after `delayMs`). */
+async function startReceiver(delayMs = 0) {
+  const receivedAt = new Map<string, number>();
+  let waiting: { ids: Set<string>; resolve: () => void } | undefined;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      onEvent(JSON.parse(Buffer.concat(chunks).toString()).id, performance.now());
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      const id = (JSON.parse(Buffer.concat(chunks).toString()) as { id: string }).id;
+      if (!receivedAt.has(id)) receivedAt.set(id, performance.now());
+      if (waiting && [...waiting.ids].every((i) => receivedAt.has(i))) waiting.resolve();
+      const answer = () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      if (delayMs > 0) setTimeout(answer, delayMs);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    receivedAt,
+    /** Resolves once every id has arrived, or after `timeoutMs` (then the caller counts what is missing). */
+    waitFor(ids: Iterable<string>, timeoutMs: number): Promise<void> {
+      const want = new Set(ids);
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          waiting = undefined;
+          resolve();
+        };
+        if ([...want].every((i) => receivedAt.has(i))) done();
+        else waiting = { ids: want, resolve: done };
+      });
+    },
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
@@ -103,136 +155,352 @@ async function startReceiver(onEvent: (eventId: string, at: number) => void) {
       }),
   };
 }
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const round = (n: number) => Math.round(n * 10) / 10;
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Phase {
-  deliveriesPerSecond: number;
-  p50: number;
-  p99: number;
-  count: number;
-}
+const data = {
+  verified: true,
+  university: { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' },
+  claims: { is_active_student: true, academic_level: 'undergraduate', valid_until: '2027-09-30T00:00:00.000Z' },
+};
 
-async function run(dialect: 'sqlite' | 'postgres'): Promise<{ burst: Phase; paced: Phase }> {
-  const bench = await openBenchStore(dialect);
-  const { store } = bench;
-  // Receipt and commit times by event id. A receipt can come before the producer resumes after its
-  // commit (a NOTIFY wakes the worker at the commit itself), so latencies are computed at the end.
-  const committedAt = new Map<string, number>();
-  const receivedAt = new Map<string, number>();
-  let waiting: { count: number; resolve: () => void } | undefined;
-  const receiver = await startReceiver((eventId, at) => {
-    if (receivedAt.has(eventId)) return; // a duplicate: the first receipt counts
-    receivedAt.set(eventId, at);
-    if (waiting && receivedAt.size >= waiting.count) waiting.resolve();
-  });
-  const allReceived = (count: number) => {
-    const all = new Promise<void>((resolve) => (receivedAt.size >= count ? resolve() : (waiting = { count, resolve })));
-    let timer: NodeJS.Timeout;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`${dialect}: ${receivedAt.size} of ${count} deliveries after 5 minutes`)),
-        300_000,
-      );
-    });
-    return Promise.race([all, deadline]).finally(() => clearTimeout(timer));
-  };
-
-  const org = await createOrganization({ db: store.db, clock: systemClock }, { name: 'Bench', environment: 'sandbox' });
+/** An organization with one endpoint at `url`; `emit()` commits one event for it and notes the commit time. */
+async function tenantWithEndpoint(store: Store, services: ServiceDeps, url: string, name: string) {
+  const org = await createOrganization({ db: store.db, clock: systemClock }, { name, environment: 'sandbox' });
   const app = org.application;
   await store.db
     .transaction()
-    .execute((trx) =>
-      insertNewEndpoint(trx, { clock: systemClock }, app, { url: receiver.url, events: ['verification.completed'] }),
-    );
+    .execute((trx) => insertNewEndpoint(trx, { clock: systemClock }, app, { url, events: ['verification.completed'] }));
+  const source = { appId: app.id, orgId: org.organization.id, environment: 'sandbox' as const };
+  const committedAt = new Map<string, number>();
+  let n = 0;
+  return {
+    committedAt,
+    emit: async (): Promise<string> => {
+      const event = await services.unitOfWork((work) =>
+        work.record(source, 'verification.completed', { sessionId: `sess_bench${n++}`, ...data }),
+      );
+      committedAt.set(event.id, performance.now());
+      return event.id;
+    },
+  };
+}
+
+interface Latency {
+  count: number;
+  received: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+function latencies(ids: string[], committedAt: Map<string, number>, receiver: Receiver): Latency {
+  const waits = ids
+    .filter((id) => receiver.receivedAt.has(id))
+    .map((id) => receiver.receivedAt.get(id)! - committedAt.get(id)!)
+    .sort((a, b) => a - b);
+  return {
+    count: ids.length,
+    received: waits.length,
+    p50: round(percentile(waits, 50)),
+    p99: round(percentile(waits, 99)),
+    max: round(waits.at(-1) ?? NaN),
+  };
+}
+
+/** Emits `count` events at `perSecond`, each through `emit`; resolves with their ids once all committed. */
+async function paced(count: number, perSecond: number, emit: () => Promise<string>): Promise<string[]> {
+  const start = performance.now();
+  const emitted: Promise<string>[] = [];
+  for (let i = 0; i < count; i++) {
+    const wait = start + (i * 1000) / perSecond - performance.now();
+    if (wait > 0) await pause(wait);
+    emitted.push(emit());
+  }
+  return Promise.all(emitted);
+}
+
+/** Bare undici POSTs of a delivery-sized body to a receiver, 16 in flight: the ceiling of deliveries/s. */
+async function baseline(count: number): Promise<{ requestsPerSecond: number }> {
+  const receiver = await startReceiver();
+  const agent = new Agent();
+  let next = 0;
+  const body = (i: number) => JSON.stringify({ id: `evt_baseline${i}`, event: 'verification.completed', data });
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < count) {
+        const res = await request(receiver.url, { method: 'POST', body: body(next++), dispatcher: agent });
+        await res.body.text();
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  await agent.close();
+  await receiver.close();
+  return { requestsPerSecond: Math.round(count / elapsed) };
+}
+
+async function burstAndPaced(dialect: 'sqlite' | 'postgres') {
+  const bench = await openBenchStore(dialect);
+  const { store } = bench;
+  const receiver = await startReceiver();
   const services = createServiceDeps({ db: store.db, clock: systemClock, config });
+  const tenant = await tenantWithEndpoint(store, services, receiver.url, 'Bench');
   const worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
   await worker.start();
-  const source = { appId: app.id, orgId: org.organization.id, environment: 'sandbox' as const };
-  const data = {
-    verified: true,
-    university: { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' },
-    claims: { is_active_student: true, academic_level: 'undergraduate', valid_until: '2027-09-30T00:00:00.000Z' },
-  };
-  const emit = async (i: number) => {
-    const event = await services.unitOfWork((work) =>
-      work.record(source, 'verification.completed', { sessionId: `sess_bench${i}`, ...data }),
-    );
-    committedAt.set(event.id, performance.now());
-  };
-
-  const phase = async (count: number, produce: () => Promise<void>): Promise<Phase> => {
-    committedAt.clear();
-    receivedAt.clear();
-    const started = performance.now();
-    const done = allReceived(count);
-    await produce();
-    await done;
-    const latencies = [...receivedAt].map(([id, at]) => at - committedAt.get(id)!).sort((a, b) => a - b);
-    const lastReceipt = Math.max(...receivedAt.values());
-    return {
-      deliveriesPerSecond: count / ((lastReceipt - started) / 1000),
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-      count,
-    };
-  };
-
+  const result: { burst?: Latency & { deliveriesPerSecond: number }; paced?: Latency } = {};
   // Warm-up: connections, JIT, prepared paths.
-  await phase(50, async () => {
-    for (let i = 0; i < 50; i++) await emit(i);
-  });
-
-  let next = 0;
-  const burst = await phase(EVENTS, () =>
-    Promise.all(
+  await receiver.waitFor(await paced(50, 500, tenant.emit), 30_000);
+  if (PHASES.has('burst')) {
+    const started = performance.now();
+    const ids: string[] = [];
+    await Promise.all(
       Array.from({ length: PRODUCERS }, async () => {
-        while (next < EVENTS) await emit(next++);
+        while (ids.length < EVENTS) {
+          const i = ids.push('') - 1;
+          ids[i] = await tenant.emit();
+        }
       }),
-    ).then(() => undefined),
-  );
-  const paced = await phase(PACED, async () => {
-    const start = performance.now();
-    const emitted: Promise<void>[] = [];
-    for (let i = 0; i < PACED; i++) {
-      const wait = start + (i * 1000) / RATE - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      emitted.push(emit(EVENTS + i));
-    }
-    await Promise.all(emitted);
-  });
-
+    );
+    await receiver.waitFor(ids, 300_000);
+    const lastReceipt = Math.max(...ids.map((id) => receiver.receivedAt.get(id) ?? 0));
+    result.burst = {
+      ...latencies(ids, tenant.committedAt, receiver),
+      deliveriesPerSecond: Math.round(ids.length / ((lastReceipt - started) / 1000)),
+    };
+  }
+  if (PHASES.has('paced')) {
+    const ids = await paced(PACED, RATE, tenant.emit);
+    await receiver.waitFor(ids, 300_000);
+    result.paced = latencies(ids, tenant.committedAt, receiver);
+  }
   await worker.stop();
   await receiver.close();
   await bench.drop();
-  return { burst, paced };
+  return result;
+}
+
+/** Organization Y's fast endpoint at 50 events/s, alone, then beside organization X's slow one with a queue. */
+async function fairness(dialect: 'sqlite' | 'postgres') {
+  const bench = await openBenchStore(dialect);
+  const { store } = bench;
+  const fast = await startReceiver();
+  const slow = await startReceiver(SLOW_MS);
+  const services = createServiceDeps({ db: store.db, clock: systemClock, config });
+  const y = await tenantWithEndpoint(store, services, fast.url, 'Y');
+  const x = await tenantWithEndpoint(store, services, slow.url, 'X');
+  const worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
+  await worker.start();
+  await fast.waitFor(await paced(20, 100, y.emit), 30_000);
+  const aloneIds = await paced(FAIR, 50, y.emit);
+  await fast.waitFor(aloneIds, 300_000);
+  const alone = latencies(aloneIds, y.committedAt, fast);
+  for (let i = 0; i < SLOW_QUEUED; i++) await x.emit();
+  const besideIds = await paced(FAIR, 50, y.emit);
+  await fast.waitFor(besideIds, 300_000);
+  const beside = latencies(besideIds, y.committedAt, fast);
+  // The slow endpoint's queue is not drained: stop sends what is in flight (one answer's time).
+  await worker.stop();
+  await fast.close();
+  await slow.close();
+  await bench.drop();
+  return { alone, beside };
+}
+
+interface WorkerProcess {
+  child: ChildProcess;
+  ready: Promise<void>;
+  exited: Promise<unknown>;
+}
+
+function spawnWorker(databaseUrl: string): WorkerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'worker'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = once(child, 'exit');
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (output.length < 100_000) output += chunk.toString();
+      if (output.includes('Matricula worker is running')) resolve();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    if (process.env.BENCH_DEBUG) child.stdout!.on('data', (c: Buffer) => process.stderr.write(c));
+    void exited.then(() => reject(new Error(`worker exited before it was ready:\n${output}`)));
+  });
+  ready.catch(() => undefined);
+  return { child, ready, exited };
+}
+
+/** Two worker processes, events at 100/s, `KILLS` SIGKILLs: events lost and the longest wait. */
+async function recovery(dialect: 'sqlite' | 'postgres') {
+  const bench = await openBenchStore(dialect);
+  const { store } = bench;
+  const receiver = await startReceiver(50);
+  // This process only writes the outbox: no worker subscribes to its wake-ups.
+  const services = createServiceDeps({ db: store.db, clock: systemClock, config });
+  const tenant = await tenantWithEndpoint(store, services, receiver.url, 'Recovery');
+  const workers = [spawnWorker(bench.url), spawnWorker(bench.url)];
+  await Promise.all(workers.map((w) => w.ready));
+  // One kill every 1.5 s or so, alternating. Its replacement is started, and running, before the
+  // kill: starting a process costs seconds of CPU on a busy machine, and the waits are to measure
+  // how soon the dead worker's deliveries are taken over, not process start-up.
+  const killEveryMs = 1_500;
+  let kills = 0;
+  const killer = (async () => {
+    while (kills < KILLS) {
+      await pause(killEveryMs);
+      const i = kills % 2;
+      const replacement = spawnWorker(bench.url);
+      await replacement.ready;
+      workers[i].child.kill('SIGKILL');
+      await workers[i].exited;
+      kills++;
+      workers[i] = replacement;
+    }
+  })();
+  const started = performance.now();
+  const emitted: Promise<string>[] = [];
+  let killsDone = false;
+  void killer.then(() => (killsDone = true));
+  // Events at 100/s until the last kill, and 1.5 s more.
+  for (let i = 0, until = Infinity; performance.now() < until; i++) {
+    if (killsDone && until === Infinity) until = performance.now() + killEveryMs;
+    const wait = started + i * 10 - performance.now();
+    if (wait > 0) await pause(wait);
+    emitted.push(tenant.emit());
+  }
+  const ids = await Promise.all(emitted);
+  const events = ids.length;
+  await receiver.waitFor(ids, 300_000);
+  const drainedAt = Math.max(...ids.map((id) => receiver.receivedAt.get(id) ?? 0));
+  const lastCommit = Math.max(...ids.map((id) => tenant.committedAt.get(id)!));
+  const wait = latencies(ids, tenant.committedAt, receiver);
+  // A receipt is not yet a delivery: the answer of a request in flight when its worker is killed
+  // is never recorded, and the delivery is sent again once its lease runs out. So the recovery is
+  // measured from the event's creation to the delivery recorded as succeeded (the same clock).
+  const recordedBy = Date.now() + 300_000;
+  const succeeded = () =>
+    store.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .select(['e.created_at', 'd.delivered_at'])
+      .where('d.status', '=', 'succeeded')
+      .execute();
+  let recorded = await succeeded();
+  while (recorded.length < ids.length && Date.now() < recordedBy) {
+    await pause(500);
+    recorded = await succeeded();
+  }
+  const maxRecordedWaitMs = Math.max(
+    ...recorded.map((r) => new Date(r.delivered_at!).getTime() - new Date(r.created_at).getTime()),
+  );
+  for (const w of workers) w.child.kill('SIGTERM');
+  await Promise.all(workers.map((w) => w.exited));
+  await receiver.close();
+  await bench.drop();
+  return {
+    events,
+    kills,
+    lost: ids.length - wait.received,
+    maxWaitMs: wait.max,
+    maxRecordedWaitMs: round(maxRecordedWaitMs),
+    unrecorded: ids.length - recorded.length,
+    p99WaitMs: wait.p99,
+    drainSeconds: round((drainedAt - lastCommit) / 1000),
+  };
 }
 
 async function main(): Promise<void> {
   const dialects = values.database.split(',').map((d) => d.trim()) as Array<'sqlite' | 'postgres'>;
-  console.log(
-    `webhook delivery, ${cpus().length} cores, load ${loadavg()
+  const load = () =>
+    loadavg()
       .map((l) => l.toFixed(1))
-      .join(' ')}`,
+      .join(' ');
+  log(`webhook delivery, ${cpus().length} cores, load ${load()}`);
+  log(
+    `burst: ${EVENTS} events from ${PRODUCERS} producers; paced: ${PACED} events at ${RATE}/s; ` +
+      `fairness: ${FAIR} events at 50/s beside ${SLOW_QUEUED} queued to a ${SLOW_MS} ms endpoint; recovery: ${KILLS} SIGKILLs at 100 events/s\n`,
   );
-  console.log(`burst: ${EVENTS} events from ${PRODUCERS} producers; paced: ${PACED} events at ${RATE}/s\n`);
-  console.log('| database | sustained deliveries/s | burst p50 ms | burst p99 ms | paced p50 ms | paced p99 ms |');
-  console.log('| --- | --- | --- | --- | --- | --- |');
+  const json: Record<string, unknown> = {};
+  if (PHASES.has('baseline')) {
+    const b = await baseline(3000);
+    log(`baseline: bare undici POSTs to the same receiver, 16 in flight: ${b.requestsPerSecond} req/s\n`);
+    json.baseline_requests_per_s = b.requestsPerSecond;
+  }
   for (const dialect of dialects) {
     if (dialect === 'postgres' && !PG_URL) {
-      console.log('| postgres | skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL | | | | |');
+      log('postgres: skipped (set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
       continue;
     }
-    const { burst, paced } = await run(dialect);
-    const f = (n: number) => n.toFixed(1);
-    console.log(
-      `| ${dialect} | ${burst.deliveriesPerSecond.toFixed(0)} | ${f(burst.p50)} | ${f(burst.p99)} | ${f(paced.p50)} | ${f(paced.p99)} |`,
-    );
+    const out: Record<string, unknown> = {};
+    json[dialect] = out;
+    if (PHASES.has('burst') || PHASES.has('paced')) {
+      const { burst, paced: p } = await burstAndPaced(dialect);
+      if (burst) {
+        log(
+          `${dialect} burst: ${burst.deliveriesPerSecond} deliveries/s, commit→receipt p50 ${burst.p50} ms, p99 ${burst.p99} ms (${burst.received}/${burst.count})`,
+        );
+        out.deliveries_per_s = burst.deliveriesPerSecond;
+        out.burst_p99_ms = burst.p99;
+        if (json.baseline_requests_per_s)
+          out.deliveries_vs_bare_undici =
+            round((burst.deliveriesPerSecond / Number(json.baseline_requests_per_s)) * 100) / 100;
+      }
+      if (p) {
+        log(
+          `${dialect} paced ${RATE}/s: commit→receipt p50 ${p.p50} ms, p99 ${p.p99} ms, max ${p.max} ms (${p.received}/${p.count})`,
+        );
+        out.paced_p50_ms = p.p50;
+        out.paced_p99_ms = p.p99;
+      }
+    }
+    if (PHASES.has('fairness')) {
+      const f = await fairness(dialect);
+      log(
+        `${dialect} fairness: fast endpoint p50/p99 alone ${f.alone.p50}/${f.alone.p99} ms, beside the slow one ${f.beside.p50}/${f.beside.p99} ms (max ${f.beside.max} ms)`,
+      );
+      out.fairness = {
+        alone_p50_ms: f.alone.p50,
+        alone_p99_ms: f.alone.p99,
+        beside_slow_p50_ms: f.beside.p50,
+        beside_slow_p99_ms: f.beside.p99,
+        p99_ratio: round((f.beside.p99 / f.alone.p99) * 100) / 100,
+      };
+    }
+    if (PHASES.has('recovery')) {
+      const r = await recovery(dialect);
+      log(
+        `${dialect} recovery: ${r.kills} SIGKILLs, ${r.events} events, ${r.lost} lost, longest wait to receipt ${r.maxWaitMs} ms (p99 ${r.p99WaitMs} ms), ` +
+          `to a recorded success ${r.maxRecordedWaitMs} ms (${r.unrecorded} unrecorded), drained ${r.drainSeconds} s after the last commit`,
+      );
+      out.recovery = {
+        kills: r.kills,
+        events: r.events,
+        lost: r.lost,
+        max_wait_ms: r.maxWaitMs,
+        max_recorded_wait_ms: r.maxRecordedWaitMs,
+        unrecorded: r.unrecorded,
+        p99_wait_ms: r.p99WaitMs,
+        drain_s: r.drainSeconds,
+      };
+    }
   }
+  log(`load at the end: ${load()}`);
+  if (values.json) console.log(JSON.stringify(json));
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -6,9 +6,14 @@ pragma circom 2.1.0;
 //   1. the issuer whose BabyJubJub key is (issuerAx, issuerAy) signed, with EdDSA-Poseidon,
 //      message = Poseidon(commitment, domainHash, levelCode, validUntil, active)
 //      where commitment = Poseidon(studentSecret);
-//   2. unexpired = (validUntil > now), over inputs range-checked to 64 bits;
-//   3. tag = Poseidon(studentSecret, nonceField): a value bound to this session's nonce and
-//      audience that only the holder of the credential's secret can produce.
+//   2. unexpired = (validUntil > now), over inputs range-checked to 64 bits.
+//
+// The proof is bound to the session by the public input nonceField (the service computes it from
+// its nonce and audience): a proof made for one nonce does not verify for another. There is no
+// holder-specific output: an earlier version output tag = Poseidon(studentSecret, nonceField),
+// a stable pseudonym whenever a nonce was reused, which the service never needed (issue 10,
+// finding 6). Two proofs of one credential now share only what every credential of the issuer
+// shares (docs/zk-groth16.md, "Unlinkability").
 //
 // The verifier supplies every public input itself (issuer key from its registry, its nonce,
 // its clock); it never takes them from the client.
@@ -37,7 +42,6 @@ template StudentCredentialPresentation() {
     signal input sigS;
 
     // Outputs (they come first in the public signals).
-    signal output tag;
     signal output activeOut;
     signal output unexpired;
     signal output level;
@@ -79,11 +83,11 @@ template StudentCredentialPresentation() {
     notExpired.in[1] <== validUntil;
     unexpired <== notExpired.out;
 
-    // 3. The session tag.
-    component sessionTag = Poseidon(2);
-    sessionTag.inputs[0] <== studentSecret;
-    sessionTag.inputs[1] <== nonceField;
-    tag <== sessionTag.out;
+    // 3. The session binding. nonceField takes part in no other constraint; snarkjs's setup
+    // already binds every public input to the proof, and this square (as in Tornado Cash's
+    // recipient binding) keeps it bound even with a prover or setup that does not.
+    signal nonceSquare;
+    nonceSquare <== nonceField * nonceField;
 
     activeOut <== active;
     level <== discloseLevel * levelCode;

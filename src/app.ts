@@ -10,6 +10,7 @@ import { installCors } from './http/cors.ts';
 import { installDrain } from './http/drain.ts';
 import { frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
+import { installRateLimits } from './http/rate-limit.ts';
 import { AccessLog, requestIdGenerator } from './http/request-log.ts';
 import { installTextGuard } from './http/text-guard.ts';
 import { completeDocument, type OpenApiDocument } from './http/openapi.ts';
@@ -22,10 +23,12 @@ import { keyRoutes } from './routes/keys.ts';
 import { landingRoutes } from './routes/landing.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { portalRoutes } from './routes/portal.ts';
+import { sandboxStatusListRoutes } from './routes/sandbox-status-lists.ts';
 import { sandboxWalletRoutes } from './routes/sandbox-wallet.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { verifyRoutes } from './routes/verify.ts';
 import { walletRoutes } from './routes/wallet.ts';
+import { openid4vpRoutes } from './routes/openid4vp.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import type { ServiceDeps } from './services/deps.ts';
 import type { Store } from './store/db.ts';
@@ -64,6 +67,11 @@ function requiresBearer(security: unknown): boolean {
   );
 }
 
+/** TRUST_PROXY as Fastify takes it: a hop count becomes "trust the first n hops". */
+function trustProxyOption(trust: boolean | number | string[]) {
+  return typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust;
+}
+
 /** Builds the HTTP application over the given dependencies. No I/O beyond them, no process.env. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { store, services } = deps;
@@ -71,9 +79,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const logger = deps.logger ?? createLogger(config);
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : {}),
-    // One line per request instead of two, with the nonce stripped (http/request-log.ts).
-    logController: new AccessLog(),
+    // At most one line per request instead of two, with the nonce stripped; by default only for
+    // failed answers, every request with ACCESS_LOG=true (http/request-log.ts).
+    logController: new AccessLog({ everyRequest: config.accessLog }),
     bodyLimit: config.bodyLimitBytes,
+    // Which X-Forwarded-For to believe for request.ip, the key of the per-address rate limits.
+    trustProxy: trustProxyOption(config.trustProxy),
     genReqId: requestIdGenerator(config.trustProxyRequestId),
     requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false } },
@@ -84,11 +95,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // The proof pool's threads stop with the app: a test that closes its app leaves nothing running.
+  app.addHook('onClose', async () => services.close());
   installValidation(app, COMPONENT_SCHEMAS);
   installErrorHandling(app);
   installCors(app, config.corsOrigins);
   for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
   app.decorateRequest('principal', null);
+  app.decorateRequest('prefetchedSession', null);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -100,6 +114,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (requiresBearer(request.routeOptions.schema?.security))
       request.principal = await authenticate(store.db, request);
   });
+  // After authentication: a route with an API key is limited per key, one without per address.
+  installRateLimits(app, { clock, limits: config.rateLimits });
   installTextGuard(app);
   // Labelled by the route pattern, never the URL: ids and nonces stay out of the metrics.
   app.addHook('onResponse', async (request, reply) => {
@@ -128,8 +144,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'Events', description: 'Everything that happened, as sent to webhooks' },
         { name: 'Webhooks', description: 'Endpoints that receive the events, and their deliveries' },
         { name: 'Wallet', description: 'What a student wallet calls; the session id and its nonce authorize' },
+        {
+          name: 'OpenID4VP',
+          description:
+            'OpenID for Verifiable Presentations 1.0: what a standard wallet calls (request_uri, response_uri); OAuth errors',
+        },
         { name: 'Portal', description: 'What the verification page calls' },
         { name: 'Sandbox wallet', description: 'Presentations of made-up students, for sandbox sessions' },
+        {
+          name: 'Sandbox status lists',
+          description: 'The revocation lists of the sandbox universities (IETF Token Status List)',
+        },
         { name: 'Health', description: 'Probes for the orchestrator' },
         { name: 'Operations', description: 'Metrics for the operator (METRICS_TOKEN)' },
       ],
@@ -173,14 +198,44 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(keyRoutes(services));
   await app.register(sessionRoutes(services));
   await app.register(walletRoutes(services));
+  await app.register(openid4vpRoutes(services));
   await app.register(portalRoutes(services));
   await app.register(landingRoutes);
   await app.register(sandboxWalletRoutes(services));
+  await app.register(sandboxStatusListRoutes(services));
   await app.register(verifyRoutes(services));
   await app.register(eventRoutes(services));
   await app.register(webhookRoutes(services));
   // The admin API exists only when the operator set ADMIN_TOKEN: otherwise /admin/v1 is a 404.
   const { adminToken } = config;
   if (adminToken) await app.register(adminRoutes({ ...services, config: { ...config, adminToken } }));
+  return app;
+}
+
+/**
+ * The operations listener (METRICS_PORT): /metrics (behind METRICS_TOKEN when set), /healthz and
+ * /readyz, nothing else. It is how a `worker` process, which serves no API, is scraped; in the
+ * other roles it keeps the metrics off the public port's network path if the operator wants that.
+ */
+export async function buildOperationsApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { services } = deps;
+  const logger = deps.logger ?? createLogger(services.config);
+  const app = Fastify({
+    ...(logger ? { loggerInstance: logger } : {}),
+    logController: new AccessLog({ everyRequest: services.config.accessLog }),
+    genReqId: requestIdGenerator(false),
+    requestIdHeader: false,
+    frameworkErrors,
+    return503OnClosing: false,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  installValidation(app, COMPONENT_SCHEMAS);
+  installErrorHandling(app);
+  // The error answers reference the shared component schemas (ErrorResponse).
+  for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  await app.register(healthRoutes(services));
+  await app.register(metricsRoutes(services));
   return app;
 }

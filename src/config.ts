@@ -2,7 +2,11 @@
  * Configuration: one schema, parsed once at start, failing fast with one line that names the
  * variable. Everything else receives the parsed {@link Config}; nothing reads process.env.
  */
+import { availableParallelism } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule, RetryScheduleError } from './domain/backoff.ts';
+import { STATUS_LIST_POLICIES, type StatusListPolicy } from './domain/credentials.ts';
+import { DEFAULT_RESULT_RETENTION_DAYS } from './domain/redaction.ts';
 import { loadLiveVerificationKey, VerificationKeyError } from './proofs/groth16/verification-key.ts';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -20,7 +24,11 @@ export interface Config {
   webhookAllowPrivateTargets: boolean;
   /** Seconds between delivery attempts; the last entry is the final retry. */
   webhookRetrySchedule: readonly number[];
-  /** How long a worker holds a claimed delivery before another worker may take it over. */
+  /**
+   * How long a claimed delivery's lease lasts without a heartbeat: the worker renews it every third
+   * of this while the delivery is in flight, so it is how soon a dead worker's deliveries are
+   * claimed again.
+   */
   webhookLeaseSeconds: number;
   /** Largest accepted request body, bytes. */
   bodyLimitBytes: number;
@@ -29,6 +37,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** `json` lines (default) or `pretty`, human-readable, for development. */
   logFormat: 'json' | 'pretty';
+  /** One `request` line per answered request at info; off by default (5xx answers are logged either way). */
+  accessLog: boolean;
   /** Keep a valid incoming X-Request-Id (set by a trusted proxy) instead of generating one. */
   trustProxyRequestId: boolean;
   /** Browser origins allowed to call the public endpoints (session status, wallet); none by default. */
@@ -36,8 +46,80 @@ export interface Config {
   role: Role;
   /** Bearer token GET /metrics requires; unset, the metrics are open. */
   metricsToken?: string;
+  /**
+   * METRICS_PORT: a second listener with /metrics, /healthz and /readyz only, in any role. The way
+   * to scrape a `worker` process, which serves nothing on PORT.
+   */
+  metricsPort?: number;
   /** Bearer token of the admin API (/admin/v1); unset, the admin API is off (404). */
   adminToken?: string;
+  /**
+   * Worker threads that build and verify BBS and Groth16 proofs off the event loop; 0 runs them
+   * on the event loop (a baseline for benchmarks, not for production).
+   */
+  proofWorkers: number;
+  /** Proof tasks that may wait for a worker thread; beyond that a request is refused with a 429. */
+  proofQueueMax: number;
+  /** Requests per minute and per process (docs/security.md#rate-limits); 0 turns a limit off. */
+  rateLimits: RateLimits;
+  /**
+   * Which proxies' X-Forwarded-For names the client (Fastify's trustProxy): false (none, the
+   * socket's address is the client), true (any), a hop count, or addresses and CIDR ranges.
+   * Behind a load balancer, without it every client shares the balancer's address and its limit.
+   */
+  trustProxy: boolean | number | string[];
+  /**
+   * Days a session's data (result, metadata, clientReference) is kept after it ended before it is
+   * redacted automatically; also how long webhook attempts keep their response bodies.
+   */
+  resultRetentionDays: number;
+  /** Issuer trust and revocation (docs/trust.md). */
+  trust: TrustConfig;
+  openid4vp: Openid4vpConfig;
+}
+
+export interface RateLimits {
+  /** Per client address, on every route without an API key (wallet, status, portal, docs). */
+  publicPerMinute: number;
+  /**
+   * Per client on the routes that check or build a proof (presentation submission, /verify,
+   * the sandbox presentation builder): the address, or the API key where one is required.
+   */
+  heavyPerMinute: number;
+  /** Per API key, on every route that requires one. */
+  apiKeyPerMinute: number;
+}
+
+export interface TrustConfig {
+  /** STATUS_LIST_POLICY: when a credential's revocation status cannot be determined, refuse (default) or warn. */
+  statusListPolicy: StatusListPolicy;
+  /** ISSUER_METADATA_CACHE_MIN_SECONDS / _MAX_SECONDS: bounds on how long issuer metadata is cached. */
+  metadataCacheMinSeconds: number;
+  metadataCacheMaxSeconds: number;
+  /** STATUS_LIST_CACHE_MAX_SECONDS: a status list is cached per its ttl/exp, never longer than this. */
+  statusListCacheMaxSeconds: number;
+  /** ISSUER_FETCH_TIMEOUT_MS: budget of one fetch of metadata, JWKS or status list. */
+  fetchTimeoutMs: number;
+  /** ISSUER_FETCH_MAX_BYTES: largest metadata, JWKS or status list accepted. */
+  fetchMaxBytes: number;
+}
+
+/** OpenID for Verifiable Presentations 1.0: how sessions are offered to standard wallets. */
+export interface Openid4vpConfig {
+  /** URI scheme of `openid4vpUri` (`openid4vp`; EU wallets also register `haip-vp`, `eudi-openid4vp`). */
+  scheme: string;
+  /**
+   * `x509_san_dns`: signed requests (JAR) by reference, the certificate's SAN is the BASE_URL host.
+   * `redirect_uri`: unsigned requests by value, for local development.
+   */
+  clientIdPrefix: 'x509_san_dns' | 'redirect_uri';
+  /** `direct_post.jwt` (the response encrypted to a key of the session) or `direct_post`. */
+  responseMode: 'direct_post.jwt' | 'direct_post';
+  /** SD-JWT VC `vct` values the DCQL query asks for and the verifier accepts. */
+  acceptedVct: readonly string[];
+  /** The operator's request-signing key (PKCS#8 PEM, P-256) and certificate chain (PEM, leaf first); both or neither. */
+  signingKeyPem?: string;
+  certificateChainPem?: string;
 }
 
 export class ConfigError extends Error {
@@ -168,6 +250,83 @@ function operatorToken(env: Env, name: string): string | undefined {
   return raw;
 }
 
+function trustConfig(env: Env): TrustConfig {
+  const metadataCacheMinSeconds = integer(env, 'ISSUER_METADATA_CACHE_MIN_SECONDS', 300, 60, 86_400);
+  const metadataCacheMaxSeconds = integer(env, 'ISSUER_METADATA_CACHE_MAX_SECONDS', 86_400, 60, 7 * 86_400);
+  if (metadataCacheMaxSeconds < metadataCacheMinSeconds)
+    throw new ConfigError(
+      'ISSUER_METADATA_CACHE_MAX_SECONDS',
+      `must be at least ISSUER_METADATA_CACHE_MIN_SECONDS (${metadataCacheMinSeconds})`,
+    );
+  return {
+    statusListPolicy: oneOf(env, 'STATUS_LIST_POLICY', STATUS_LIST_POLICIES, 'fail_closed'),
+    metadataCacheMinSeconds,
+    metadataCacheMaxSeconds,
+    statusListCacheMaxSeconds: integer(env, 'STATUS_LIST_CACHE_MAX_SECONDS', 300, 0, 86_400),
+    fetchTimeoutMs: integer(env, 'ISSUER_FETCH_TIMEOUT_MS', 5000, 100, 60_000),
+    fetchMaxBytes: integer(env, 'ISSUER_FETCH_MAX_BYTES', 1024 * 1024, 1024, 16 * 1024 * 1024),
+  };
+}
+
+/** TRUST_PROXY: true/false, a number of hops, or comma-separated addresses and CIDR ranges. */
+function trustProxy(env: Env): boolean | number | string[] {
+  const raw = env.TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '') return false;
+  if (/^(true|false|yes|no)$/i.test(raw)) return boolean(env, 'TRUST_PROXY', false);
+  if (/^\d+$/.test(raw)) return integer(env, 'TRUST_PROXY', 0, 0, 100);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  if (entries.some((entry) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry)))
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `must be true, false, a number of hops, or comma-separated addresses/CIDR ranges (got "${raw}")`,
+    );
+  return entries;
+}
+
+function readPemFile(env: Env, name: string): string | undefined {
+  const path = env[name];
+  if (path === undefined || path === '') return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(name, `cannot be read (${path}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  if (!text.includes('-----BEGIN ')) throw new ConfigError(name, `must name a PEM file (${path})`);
+  return text;
+}
+
+function openid4vpConfig(env: Env): Openid4vpConfig {
+  const scheme = env.OPENID4VP_SCHEME || 'openid4vp';
+  if (!/^[a-z][a-z0-9+.-]*$/.test(scheme))
+    throw new ConfigError('OPENID4VP_SCHEME', `must be a URI scheme such as "openid4vp" (got "${scheme}")`);
+  const vctRaw = env.OPENID4VP_ACCEPTED_VCT;
+  const acceptedVct =
+    vctRaw === undefined || vctRaw.trim() === ''
+      ? ['StudentCredential']
+      : vctRaw
+          .split(',')
+          .map((v) => v.trim())
+          .filter((v) => v !== '');
+  if (acceptedVct.length === 0 || acceptedVct.some((v) => /\s/.test(v) || v.length > 512))
+    throw new ConfigError('OPENID4VP_ACCEPTED_VCT', `must list vct values, comma-separated (got "${vctRaw}")`);
+  const signingKeyPem = readPemFile(env, 'OPENID4VP_SIGNING_KEY_FILE');
+  const certificateChainPem = readPemFile(env, 'OPENID4VP_CERTIFICATE_CHAIN_FILE');
+  if ((signingKeyPem === undefined) !== (certificateChainPem === undefined))
+    throw new ConfigError(
+      signingKeyPem === undefined ? 'OPENID4VP_SIGNING_KEY_FILE' : 'OPENID4VP_CERTIFICATE_CHAIN_FILE',
+      'must be set together with ' +
+        (signingKeyPem === undefined ? 'OPENID4VP_CERTIFICATE_CHAIN_FILE' : 'OPENID4VP_SIGNING_KEY_FILE'),
+    );
+  return {
+    scheme,
+    clientIdPrefix: oneOf(env, 'OPENID4VP_CLIENT_ID_PREFIX', ['x509_san_dns', 'redirect_uri'] as const, 'x509_san_dns'),
+    responseMode: oneOf(env, 'OPENID4VP_RESPONSE_MODE', ['direct_post.jwt', 'direct_post'] as const, 'direct_post.jwt'),
+    acceptedVct,
+    ...(signingKeyPem ? { signingKeyPem, certificateChainPem } : {}),
+  };
+}
+
 /** Parses the environment (and the `--role` flag) into a {@link Config}, or throws {@link ConfigError}. */
 export function loadConfig(env: Env = process.env, argv: string[] = []): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -181,6 +340,10 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     argv.find((arg) => arg.startsWith('--role='))?.slice('--role='.length) ??
     (argv.includes('--role') ? argv[argv.indexOf('--role') + 1] : undefined);
   const role = oneOf({ ROLE: roleFlag ?? env.ROLE }, 'ROLE', ROLES, 'all');
+  const metricsPort =
+    env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535);
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port && role !== 'worker')
+    throw new ConfigError('METRICS_PORT', `must differ from PORT (${port}): the ${role} role listens on both`);
   return {
     port,
     host,
@@ -190,16 +353,32 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     databaseUrl: databaseUrl(env),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     webhookRetrySchedule: retrySchedule(env),
-    // At least 15 s: a lease must outlive one send (10 s timeout) and the recording of its outcome.
-    webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 60, 15, 3600),
+    // Renewed by the worker's heartbeat every third of it while a send is in flight, so it need not
+    // outlive a send: it is how long a dead worker's deliveries wait. At least 3 s: the heartbeat
+    // runs every second then, and a lease survives two missed beats.
+    webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 10, 3, 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     groth16LiveVerificationKey: groth16LiveVerificationKey(env),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
+    accessLog: boolean(env, 'ACCESS_LOG', false),
     trustProxyRequestId: boolean(env, 'TRUST_PROXY_REQUEST_ID', false),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
     role,
     metricsToken: operatorToken(env, 'METRICS_TOKEN'),
+    ...(metricsPort === undefined ? {} : { metricsPort }),
     adminToken: operatorToken(env, 'ADMIN_TOKEN'),
+    // One thread fewer than the cores, at least one: the event loop keeps a core of its own.
+    proofWorkers: integer(env, 'PROOF_WORKERS', Math.max(1, availableParallelism() - 1), 0, 64),
+    proofQueueMax: integer(env, 'PROOF_QUEUE_MAX', 32, 1, 10_000),
+    rateLimits: {
+      publicPerMinute: integer(env, 'RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 0, 1_000_000),
+      heavyPerMinute: integer(env, 'RATE_LIMIT_HEAVY_PER_MINUTE', 30, 0, 1_000_000),
+      apiKeyPerMinute: integer(env, 'RATE_LIMIT_API_KEY_PER_MINUTE', 1200, 0, 1_000_000),
+    },
+    trustProxy: trustProxy(env),
+    resultRetentionDays: integer(env, 'RESULT_RETENTION_DAYS', DEFAULT_RESULT_RETENTION_DAYS, 1, 3650),
+    trust: trustConfig(env),
+    openid4vp: openid4vpConfig(env),
   };
 }

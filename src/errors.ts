@@ -28,14 +28,24 @@ export class ApiError extends Error {
   readonly param?: string;
   /** Machine-readable cause within the code, e.g. the rejection reason of a presentation. */
   readonly reason?: string;
+  /** For a 429 or 503: when to try again, sent as Retry-After (seconds). */
+  readonly retryAfterSeconds?: number;
+  /** For the operator's log only, never sent: e.g. the address and error code of a failed fetch. */
+  readonly detail?: string;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string; reason?: string } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { param?: string; reason?: string; retryAfterSeconds?: number; detail?: string } = {},
+  ) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.param = options.param;
     this.reason = options.reason;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.detail = options.detail;
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * The process's logger: pino, JSON lines by default, human-readable with LOG_FORMAT=pretty.
  * Every line passes {@link redactSecrets} on its way out, whatever logged it (a route, Fastify, the
- * worker, a library's error message): wallet nonces authorize a wallet and API keys, webhook
+ * worker, a library's error message): wallet nonces and OpenID4VP request tokens and response codes
+ * authorize a wallet and API keys, webhook
  * secrets and bearer tokens authorize everything else, so none of them may reach a log.
  */
 import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
@@ -24,8 +25,11 @@ const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
   // Session challenge nonces (`nonce_` + 43 base64url characters); error codes such as
   // `nonce_mismatch` are too short to match.
   [/\bnonce_[0-9A-Za-z_-]{16,}/g, `nonce_${REDACTED}`],
-  // `nonce=` in a query string or a qrPayload, whatever its value looks like.
-  [/([?&]nonce=)[^&#\s"\\]*/g, `$1${REDACTED}`],
+  // `nonce=`, and OpenID4VP's request `token=` and `response_code=` (each derived from the session's
+  // nonce, each answers for the wallet), in a query string or a qrPayload, whatever the value.
+  [/([?&](?:nonce|token|response_code)=)[^&#\s"\\]*/g, `$1${REDACTED}`],
+  // The same inside a URL-encoded URL: the request_uri of an openid4vpUri (`%3Ftoken%3D…`).
+  [/(%3F|%26)(nonce|token|response_code)%3D(?:(?!%26|%23)[^&#\s"\\])*/gi, `$1$2%3D${REDACTED}`],
   // Authorization header values: Bearer (API keys, admin and metrics tokens) and Basic.
   [/\b(Bearer|Basic)\s+[^\s"\\]+/gi, `$1 ${REDACTED}`],
 ];
@@ -37,9 +41,9 @@ export function redactSecrets(text: string): string {
   return out;
 }
 
-/** A URL as logged: the `nonce` query value removed, whatever its shape. */
+/** A URL as logged: the `nonce`, `token` and `response_code` query values removed, whatever their shape. */
 export function loggableUrl(url: string): string {
-  return url.replace(/([?&]nonce=)[^&#]*/g, `$1${REDACTED}`);
+  return url.replace(/([?&](?:nonce|token|response_code)=)[^&#]*/g, `$1${REDACTED}`);
 }
 
 /**
@@ -115,12 +119,24 @@ export function createLogger(settings: LoggerSettings, destination?: Destination
 /** Logged once at start: settings that are fine for development and dangerous in production. */
 export function logStartupWarnings(
   log: Pick<Logger, 'warn'>,
-  config: Pick<Config, 'webhookAllowPrivateTargets'>,
+  config: Pick<Config, 'webhookAllowPrivateTargets' | 'role' | 'openid4vp'>,
 ): void {
   if (config.webhookAllowPrivateTargets)
     log.warn(
       { setting: 'WEBHOOK_ALLOW_PRIVATE_TARGETS' },
       'WEBHOOK_ALLOW_PRIVATE_TARGETS=true: webhooks may target http:// and private or loopback addresses; ' +
         'use this for local development only',
+    );
+  // Only API processes sign request objects, and only under x509_san_dns (redirect_uri is unsigned).
+  if (
+    config.role !== 'worker' &&
+    config.openid4vp.clientIdPrefix === 'x509_san_dns' &&
+    config.openid4vp.signingKeyPem === undefined
+  )
+    log.warn(
+      { setting: 'OPENID4VP_SIGNING_KEY_FILE' },
+      'OPENID4VP_SIGNING_KEY_FILE is not set: OpenID4VP request objects, of live sessions too, are signed ' +
+        'with the self-signed sandbox certificate, which wallets do not trust unless pinned; set it and ' +
+        'OPENID4VP_CERTIFICATE_CHAIN_FILE to a certificate your wallets trust before going live',
     );
 }

@@ -1,4 +1,4 @@
-import { buildApp } from './app.ts';
+import { buildApp, buildOperationsApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { systemClock } from './domain/clock.ts';
 import { PeriodicJob } from './jobs/periodic.ts';
@@ -7,6 +7,8 @@ import { seedSandboxIssuers } from './services/trust-registry.ts';
 import { createServiceDeps } from './services/deps.ts';
 import { expireDueSessions } from './services/expiry.ts';
 import { purgeExpiredIdempotencyKeys } from './services/idempotency-purge.ts';
+import { purgeExpiredSpentNonces } from './services/direct-verify.ts';
+import { applyResultRetention } from './services/redaction.ts';
 import { migrate, openStore } from './store/db.ts';
 import { DeliveryWorker } from './webhooks/worker.ts';
 
@@ -32,6 +34,10 @@ async function main(): Promise<void> {
   // Built once: the HTTP app, the periodic jobs and the delivery worker share these.
   const services = createServiceDeps({ db: store.db, clock, config, pool: store.pgPool });
   const app = await buildApp({ store, services, logger });
+  // METRICS_PORT: /metrics, /healthz and /readyz on a port of their own, in any role; the only
+  // HTTP a worker process serves.
+  const operations =
+    config.metricsPort === undefined ? undefined : await buildOperationsApp({ store, services, logger });
 
   // Background jobs run in the worker role (and in `all`, the single-process default).
   const runsJobs = config.role !== 'api';
@@ -45,11 +51,24 @@ async function main(): Promise<void> {
           onJobError('session-expiry'),
           clock,
         ),
+        // Rows that only keep a table from growing: idempotent responses past 24 h, and nonces
+        // spent by direct verify past their expiry (whose presentations are stale by then).
         new PeriodicJob(
-          'idempotency-purge',
-          () => purgeExpiredIdempotencyKeys(services),
+          'expired-rows-purge',
+          async () => ({
+            idempotencyKeys: await purgeExpiredIdempotencyKeys(services),
+            spentNonces: await purgeExpiredSpentNonces(services),
+          }),
           10 * 60_000,
-          onJobError('idempotency-purge'),
+          onJobError('expired-rows-purge'),
+          clock,
+        ),
+        // RESULT_RETENTION_DAYS: sessions ended longer ago are redacted, old attempt bodies dropped.
+        new PeriodicJob(
+          'result-retention',
+          () => applyResultRetention(services),
+          60_000,
+          onJobError('result-retention'),
           clock,
         ),
       ]
@@ -66,6 +85,7 @@ async function main(): Promise<void> {
     stopping = true;
     app.log.info({ signal }, 'stopping');
     await app.close();
+    await operations?.close();
     await Promise.all(jobs.map((job) => job.stop()));
     await worker?.stop();
     await store.close();
@@ -77,6 +97,11 @@ async function main(): Promise<void> {
   for (const job of jobs) job.start();
   await worker?.start();
   const database = config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@');
+  if (operations) {
+    await operations.listen({ port: config.metricsPort, host: config.host });
+    const { port } = operations.server.address() as { port: number };
+    app.log.info({ metricsPort: port }, `Metrics, /healthz and /readyz on port ${port}`);
+  }
   if (config.role === 'worker') {
     app.log.info({ database, role: config.role, jobs: jobs.map((j) => j.name) }, 'Matricula worker is running');
     return;

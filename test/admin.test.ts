@@ -67,6 +67,7 @@ forEachDialect('admin API', (dialect) => {
         'GET /admin/v1/issuers/{issuerId}',
         'GET /admin/v1/organizations',
         'POST /admin/v1/issuers',
+        'POST /admin/v1/issuers/{issuerId}/refresh',
         'POST /admin/v1/organizations',
       ]);
       const before = (await h.app.inject({ method: 'GET', url: '/admin/v1/issuers?limit=100', headers: admin })).json();

@@ -5,7 +5,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { runCli } from '../src/cli/main.ts';
 import type { CliContext } from '../src/cli/command.ts';
 import { TestClock, type TimerHandle } from '../src/domain/clock.ts';
-import { verifyWebhookSignature } from '../src/webhooks/verify-signature.ts';
+import { verifyWebhookSignature } from '../packages/sdk/src/webhooks.ts';
 import {
   buildTestApp,
   forEachDialect,

@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
+import { createPrivateKey, sign } from 'node:crypto';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { digest } from '@sd-jwt/crypto-nodejs';
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../src/domain/clock.ts';
 import { Base8, mulPointEscalar } from '@zk-kit/baby-jubjub';
@@ -146,13 +149,16 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
     const session = await newSession();
     const res = await cli('wallet', 'present', '--qr', session.qrPayload, '--university', 'pruebas.example', '--json');
     assert.equal(res.code, 0, res.stderr);
-    assert.deepEqual(JSON.parse(res.stdout), {
+    const { credentialStatus, ...outcome } = JSON.parse(res.stdout) as Record<string, unknown>;
+    assert.deepEqual(outcome, {
       sessionId: session.sessionId,
       status: 'completed',
       verified: true,
       failureReason: null,
       failureMessage: null,
     });
+    // The credential's entry in its university's status list, for `matricula sandbox revoke`.
+    assert.equal((credentialStatus as { uri: string }).uri, `${baseUrl}/sandbox/status-lists/pruebas.example`);
     const read = (await api('GET', `/verification/v1/sessions/${session.sessionId}`)).json.data;
     assert.equal(read.result.university.domain, 'pruebas.example');
   });
@@ -185,40 +191,103 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
       const res = await cli('wallet', 'present', '--qr', session.qrPayload, ...flags, '--json');
       assert.equal(res.code, 1, res.stderr);
       // A completed session also says why in words (failureMessage); the reason is the contract.
-      const { failureMessage, ...outcome } = JSON.parse(res.stdout) as Record<string, unknown>;
+      const {
+        failureMessage,
+        credentialStatus: _status,
+        ...outcome
+      } = JSON.parse(res.stdout) as Record<string, unknown>;
       assert.deepEqual(outcome, { sessionId: session.sessionId, ...expected });
       if (expected.status === 'completed') assert.equal(typeof failureMessage, 'string');
     });
   }
 
-  test('wallet presentation prints exactly a body for POST /verification/v1/verify', async () => {
+  // Black-box conformance run (issue 10): the CLI's body verifies as printed, in every format.
+  for (const format of ['sd-jwt-vc', 'bbs', 'groth16'] as const) {
+    test(`wallet presentation --format ${format} prints a body /verify accepts as printed`, async () => {
+      const res = await cli('wallet', 'presentation', '--format', format, '--university', 'sandbox-state.example');
+      assert.equal(res.code, 0, res.stderr);
+      const body = JSON.parse(res.stdout);
+      assert.deepEqual(Object.keys(body).sort(), ['audience', 'format', 'nonce', 'presentation']);
+      assert.match(body.nonce, /^nonce_[A-Za-z0-9_-]{43}$/, 'a fresh nonce when none is given');
+      const verified = await api('POST', '/verification/v1/verify', body);
+      assert.equal(verified.status, 200);
+      assert.equal(verified.json.data.verified, true, JSON.stringify(verified.json.data));
+      // Judged on what it discloses: every claim the CLI disclosed (all by default) is reported.
+      assert.equal(verified.json.data.claims.is_active_student, true);
+      assert.equal(verified.json.data.claims.academic_level, 'undergraduate');
+      assert.equal(verified.json.data.claims.university_domain, 'sandbox-state.example');
+      if (format === 'groth16') assert.equal(verified.json.data.claims.valid_until, null, 'proven, never revealed');
+      else assert.match(verified.json.data.claims.valid_until, /^\d{4}-\d\d-\d\dT/);
+      // Printed once, verified once: the nonce is spent.
+      const again = await api('POST', '/verification/v1/verify', body);
+      assert.equal(again.json.data.failureReason, 'nonce_reused');
+    });
+  }
+
+  test('wallet presentation binds the nonce it is given; another nonce does not verify', async () => {
     const nonce = 'nonce_my-own-challenge';
-    const res = await cli(
-      'wallet',
-      'presentation',
-      '--format',
-      'sd-jwt-vc',
-      '--nonce',
-      nonce,
-      '--university',
-      'sandbox-state.example',
-      '--json',
-    );
+    const res = await cli('wallet', 'presentation', '--format', 'sd-jwt-vc', '--nonce', nonce, '--json');
     assert.equal(res.code, 0, res.stderr);
     const body = JSON.parse(res.stdout);
-    assert.deepEqual(Object.keys(body).sort(), ['format', 'presentation']);
+    assert.equal(body.nonce, nonce);
+    assert.equal(body.audience, baseUrl);
+    const otherNonce = await api('POST', '/verification/v1/verify', { ...body, nonce: 'nonce_another' });
+    assert.equal(otherNonce.status, 200);
+    assert.equal(otherNonce.json.data.failureReason, 'nonce_mismatch');
     const verified = await api('POST', '/verification/v1/verify', {
       ...body,
+      requiredClaims: ['is_active_student', 'academic_level'],
+    });
+    assert.equal(verified.json.data.verified, true);
+    assert.deepEqual(verified.json.data.claims, {
+      is_active_student: true,
+      academic_level: 'undergraduate',
+      valid_until: null,
+    });
+  });
+
+  test('wallet credential exports a credential and holder key that a plain @sd-jwt holder presents', async () => {
+    const res = await cli('wallet', 'credential', '--university', 'pruebas.example', '--level', 'doctoral', '--json');
+    assert.equal(res.code, 0, res.stderr);
+    const exported = JSON.parse(res.stdout);
+    assert.equal(exported.format, 'sd-jwt-vc');
+    assert.equal(exported.vct, 'StudentCredential');
+    assert.equal(exported.holderPublicJwk.d, undefined);
+    // The holder is built from the export alone: the @sd-jwt library and node:crypto, none of our code.
+    const holderKey = createPrivateKey({ key: exported.holderPrivateJwk, format: 'jwk' });
+    const holder = new SDJwtVcInstance({
+      hasher: digest,
+      hashAlg: 'sha-256',
+      kbSigner: (data: string) =>
+        sign('sha256', Buffer.from(data), { key: holderKey, dsaEncoding: 'ieee-p1363' }).toString('base64url'),
+      kbSignAlg: 'ES256',
+    });
+    const nonce = 'nonce_exported-credential';
+    const presentation = await holder.present(
+      exported.credential,
+      { is_active_student: true, academic_level: true },
+      { kb: { payload: { iat: Math.floor(Date.now() / 1000), aud: baseUrl, nonce } } },
+    );
+    const verified = await api('POST', '/verification/v1/verify', {
+      format: 'sd-jwt-vc',
+      presentation,
       nonce,
       requiredClaims: ['is_active_student', 'academic_level'],
     });
-    assert.equal(verified.status, 200);
-    assert.equal(verified.json.data.verified, true);
-    assert.equal(verified.json.data.claims.academic_level, 'undergraduate');
-    const otherNonce = await api('POST', '/verification/v1/verify', { ...body, nonce: 'nonce_another' });
-    assert.equal(otherNonce.status, 200);
-    assert.equal(otherNonce.json.data.verified, false);
-    assert.equal(otherNonce.json.data.failureReason, 'nonce_mismatch');
+    assert.equal(verified.json.data.verified, true, JSON.stringify(verified.json));
+    assert.equal(verified.json.data.university.domain, 'pruebas.example');
+    assert.equal(verified.json.data.claims.academic_level, 'doctoral');
+
+    const inactive = JSON.parse(
+      (await cli('wallet', 'credential', '--inactive', '--expired-credential', '--json')).stdout,
+    );
+    assert.equal(inactive.claims.is_active_student, false);
+    assert.ok(Date.parse(inactive.expiresAt) < Date.now());
+    const text = await cli('wallet', 'credential');
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /~/);
+    assert.equal((await cli('wallet', 'credential', '--format', 'bbs')).code, 2);
+    assert.equal((await cli('wallet', 'credential', '--university', 'harvard.edu')).code, 2);
   });
 
   test('wallet usage errors exit 2', async () => {
@@ -228,7 +297,8 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
       (await cli('wallet', 'present', '--qr', 'matricula://verify?session=s&nonce=n', '--format', 'pdf')).code,
       2,
     );
-    assert.equal((await cli('wallet', 'presentation', '--format', 'bbs')).code, 2);
+    assert.equal((await cli('wallet', 'presentation')).code, 2, '--format is required');
+    assert.equal((await cli('wallet', 'presentation', '--format', 'bbs', '--nonce', '')).code, 2);
     assert.equal(
       (await cli('wallet', 'presentation', '--format', 'bbs', '--nonce', 'n', '--university', 'harvard.edu')).code,
       2,

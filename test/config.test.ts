@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
@@ -47,6 +50,12 @@ test('a bad value names its variable', () => {
     [{ WEBHOOK_RETRY_SCHEDULE: '10,x' }, /WEBHOOK_RETRY_SCHEDULE/],
     [{ WEBHOOK_RETRY_SCHEDULE: '0' }, /WEBHOOK_RETRY_SCHEDULE/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ OPENID4VP_SCHEME: 'Open ID' }, /OPENID4VP_SCHEME/],
+    [{ OPENID4VP_CLIENT_ID_PREFIX: 'x509_hash' }, /OPENID4VP_CLIENT_ID_PREFIX/],
+    [{ OPENID4VP_RESPONSE_MODE: 'fragment' }, /OPENID4VP_RESPONSE_MODE/],
+    [{ OPENID4VP_ACCEPTED_VCT: ' , ' }, /OPENID4VP_ACCEPTED_VCT/],
+    [{ OPENID4VP_SIGNING_KEY_FILE: '/nonexistent/key.pem' }, /OPENID4VP_SIGNING_KEY_FILE/],
+    [{ OPENID4VP_SIGNING_KEY_FILE: 'package.json' }, /OPENID4VP_SIGNING_KEY_FILE.*PEM/],
   ];
   for (const [env, pattern] of cases) {
     assert.throws(
@@ -63,6 +72,18 @@ test('the server stops at start with one clear line for a bad value', () => {
   });
   assert.equal(result.status, 1);
   assert.equal(result.stderr.trim(), 'Invalid configuration: PORT must be a whole number from 0 to 65535 (got "abc")');
+});
+
+test('METRICS_PORT: unset is none; a port; PORT itself only for the worker role, which listens on nothing else', () => {
+  assert.equal(loadConfig({}).metricsPort, undefined);
+  assert.equal(loadConfig({ METRICS_PORT: '' }).metricsPort, undefined);
+  assert.equal(loadConfig({ METRICS_PORT: '9464' }).metricsPort, 9464);
+  assert.equal(loadConfig({ METRICS_PORT: '8080', ROLE: 'worker' }).metricsPort, 8080);
+  assert.throws(
+    () => loadConfig({ METRICS_PORT: '8080' }),
+    /^ConfigError: Invalid configuration: METRICS_PORT must differ from PORT \(8080\)/,
+  );
+  assert.throws(() => loadConfig({ METRICS_PORT: 'x' }), /METRICS_PORT must be a whole number from 0 to 65535/);
 });
 
 test('METRICS_TOKEN and ADMIN_TOKEN: unset or empty is none; a short or spaced token stops the start', () => {
@@ -82,4 +103,39 @@ test('METRICS_TOKEN and ADMIN_TOKEN: unset or empty is none; a short or spaced t
           return true;
         },
       );
+});
+
+test('RESULT_RETENTION_DAYS: 30 by default, a whole number of days from 1 to 3650', () => {
+  assert.equal(loadConfig({}).resultRetentionDays, 30);
+  assert.equal(loadConfig({ RESULT_RETENTION_DAYS: '' }).resultRetentionDays, 30);
+  assert.equal(loadConfig({ RESULT_RETENTION_DAYS: '1' }).resultRetentionDays, 1);
+  assert.equal(loadConfig({ RESULT_RETENTION_DAYS: '3650' }).resultRetentionDays, 3650);
+  for (const bad of ['0', '3651', '7.5', 'forever', '-1'])
+    assert.throws(
+      () => loadConfig({ RESULT_RETENTION_DAYS: bad }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.message ===
+          `Invalid configuration: RESULT_RETENTION_DAYS must be a whole number from 1 to 3650 (got "${bad}")`,
+    );
+});
+
+test('OpenID4VP: defaults, and the signing key and chain go together', () => {
+  const config = loadConfig({});
+  assert.deepEqual(config.openid4vp, {
+    scheme: 'openid4vp',
+    clientIdPrefix: 'x509_san_dns',
+    responseMode: 'direct_post.jwt',
+    acceptedVct: ['StudentCredential'],
+  });
+  assert.deepEqual(
+    loadConfig({ OPENID4VP_ACCEPTED_VCT: 'StudentCredential, urn:eu:student:1' }).openid4vp.acceptedVct,
+    ['StudentCredential', 'urn:eu:student:1'],
+  );
+  const pem = join(mkdtempSync(join(tmpdir(), 'oid4vp-config-')), 'key.pem');
+  writeFileSync(pem, '-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n');
+  assert.throws(
+    () => loadConfig({ OPENID4VP_SIGNING_KEY_FILE: pem }),
+    (err: unknown) => err instanceof ConfigError && /OPENID4VP_CERTIFICATE_CHAIN_FILE/.test(err.message),
+  );
 });

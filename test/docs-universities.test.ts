@@ -7,7 +7,7 @@ import { ACADEMIC_LEVELS } from '../src/domain/claims.ts';
 import { encodeBbsPublicKey, sandboxIssuerKeyPair as bbsKeyPair } from '../src/proofs/bbs/index.ts';
 import { BBS_STUDENT_CREDENTIAL } from '../src/proofs/bbs/credential.ts';
 import { BN254_R, domainHash, nonceField } from '../src/proofs/groth16/fields.ts';
-import { MAX_NOW_AHEAD_SECONDS, MAX_NOW_BEHIND_SECONDS } from '../src/proofs/groth16/presentation-verifier.ts';
+import { MAX_NOW_AHEAD_SECONDS, MAX_NOW_BEHIND_SECONDS } from '../src/proofs/freshness.ts';
 import { sandboxIssuers, validateIssuerInput } from '../src/proofs/issuer-definitions.ts';
 import { STUDENT_CREDENTIAL_VCT } from '../src/proofs/sd-jwt-vc/credential.ts';
 import { sandboxIssuerKeyPair as jwkKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
@@ -50,8 +50,23 @@ test('BBS: message order and signature header', () => {
 test('Groth16: the documented hashes and codes are the ones the circuit inputs use', () => {
   assert.ok(doc.includes('SHA-256(UTF-8 `matricula-domain-v1|<domain>`)'));
   assert.equal(hashMod('matricula-domain-v1|pruebas.example'), domainHash('pruebas.example'));
-  assert.ok(doc.includes('SHA-256(UTF-8 `matricula-groth16-v1|<BASE_URL>|<nonce>`) mod r'));
-  assert.equal(hashMod('matricula-groth16-v1|https://a.example|nonce_x'), nonceField('nonce_x', 'https://a.example'));
+  assert.ok(doc.includes('SHA-256(`LP(matricula-groth16-nonce-v2, <BASE_URL>, <nonce>)`) mod r'));
+  const lp = (...fields: string[]) =>
+    Buffer.concat(
+      fields.flatMap((f) => {
+        const bytes = Buffer.from(f, 'utf8');
+        const length = Buffer.alloc(4);
+        length.writeUInt32BE(bytes.length);
+        return [length, bytes];
+      }),
+    );
+  const digestMod = (bytes: Buffer) => BigInt(`0x${createHash('sha256').update(bytes).digest('hex')}`) % BN254_R;
+  assert.equal(
+    digestMod(lp('matricula-groth16-nonce-v2', 'https://a.example', 'nonce_x')),
+    nonceField('nonce_x', 'https://a.example'),
+  );
+  // Finding 2: moving a byte between audience and nonce gives another field element.
+  assert.notEqual(nonceField('x|nonce_x', 'https://a.example'), nonceField('nonce_x', 'https://a.example|x'));
   for (const [level, code] of Object.entries(ACADEMIC_LEVELS)) assert.ok(doc.includes(`${code} ${level}`), level);
   assert.ok(doc.includes(`at most ${MAX_NOW_BEHIND_SECONDS} s behind and ${MAX_NOW_AHEAD_SECONDS} s ahead`));
 });

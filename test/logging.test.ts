@@ -50,6 +50,32 @@ describe('redaction', () => {
     assert.equal(loggableUrl('/healthz'), '/healthz');
   });
 
+  test('OpenID4VP request tokens and response codes go too, plain or URL-encoded in a request_uri', () => {
+    const token = 'tok_Zm9yZ2VkLXJlcXVlc3QtdG9rZW4tMDEyMzQ1Njc4OQ';
+    const code = 'rc_cmVzcG9uc2UtY29kZS1vZi10aGUtcG9ydGFsLTAxMjM';
+    const requestUri = `https://verify.example/openid4vp/v1/sessions/sess_1/request?token=${token}&device=same`;
+    const line = JSON.stringify({
+      url: `/openid4vp/v1/sessions/sess_1/response?token=${token}`,
+      redirect: `https://verify.example/verify/sess_1?response_code=${code}`,
+      openid4vpUri: `openid4vp://?client_id=x509_san_dns%3Averify.example&request_uri=${encodeURIComponent(requestUri)}&request_uri_method=post`,
+      other: `https://x.example/?a=1%26response_code%3D${code}%26b%3D2`,
+      field: 'access_token=kept',
+    });
+    const out = redactSecrets(line);
+    assert.ok(!out.includes(token), out);
+    assert.ok(!out.includes(code), out);
+    assert.ok(out.includes('%26device%3Dsame'), 'only the token value goes');
+    assert.ok(out.includes('&request_uri_method=post'), out);
+    assert.ok(out.includes('%26b%3D2'), out);
+    assert.ok(out.includes('access_token=kept'), 'another parameter ending in token is not one');
+    assert.doesNotThrow(() => JSON.parse(out), 'the line stays valid JSON');
+    assert.equal(
+      loggableUrl(`/openid4vp/v1/sessions/sess_1/request?token=${token}&device=same`),
+      '/openid4vp/v1/sessions/sess_1/request?token=[redacted]&device=same',
+    );
+    assert.equal(loggableUrl(`/verify/sess_1?response_code=${code}`), '/verify/sess_1?response_code=[redacted]');
+  });
+
   test('objects logged with secret fields are censored by name, before the pattern scan', () => {
     const { lines, logger } = capture();
     logger.info({ secret: 'plain-looking', nested: { token: 'also-plain', nonce: 'xyz' } }, 'm');
@@ -67,15 +93,37 @@ describe('redaction', () => {
     assert.ok(!out.includes(key.slice(8)), out);
   });
 
+  /** The startup warnings about `setting`. */
+  const warningsAbout = (setting: string, config: Parameters<typeof logStartupWarnings>[1]) => {
+    const { lines, logger } = capture();
+    logStartupWarnings(logger, config);
+    return parsed(lines).filter((r) => r.setting === setting);
+  };
+
   test('WEBHOOK_ALLOW_PRIVATE_TARGETS=true is warned about once at start, and only then', () => {
-    const on = capture();
-    logStartupWarnings(on.logger, testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }));
-    assert.equal(on.lines.length, 1);
-    assert.equal(parsed(on.lines)[0].level, 40);
-    assert.match(String(parsed(on.lines)[0].msg), /WEBHOOK_ALLOW_PRIVATE_TARGETS=true/);
-    const off = capture();
-    logStartupWarnings(off.logger, testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }));
-    assert.equal(off.lines.length, 0);
+    const on = warningsAbout('WEBHOOK_ALLOW_PRIVATE_TARGETS', testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }));
+    assert.equal(on.length, 1);
+    assert.equal(on[0].level, 40);
+    assert.match(String(on[0].msg), /WEBHOOK_ALLOW_PRIVATE_TARGETS=true/);
+    const off = warningsAbout('WEBHOOK_ALLOW_PRIVATE_TARGETS', testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }));
+    assert.equal(off.length, 0);
+  });
+
+  test('signing OpenID4VP requests with the sandbox certificate is warned about once at start', () => {
+    const unset = testConfig({});
+    const on = warningsAbout('OPENID4VP_SIGNING_KEY_FILE', unset);
+    assert.equal(on.length, 1);
+    assert.equal(on[0].level, 40);
+    assert.match(String(on[0].msg), /OPENID4VP_SIGNING_KEY_FILE is not set.*live sessions.*self-signed sandbox/);
+    const configured = {
+      ...unset,
+      openid4vp: { ...unset.openid4vp, signingKeyPem: 'PEM', certificateChainPem: 'PEM' },
+    };
+    assert.equal(warningsAbout('OPENID4VP_SIGNING_KEY_FILE', configured).length, 0);
+    // A worker signs nothing, and redirect_uri requests are unsigned.
+    assert.equal(warningsAbout('OPENID4VP_SIGNING_KEY_FILE', testConfig({ ROLE: 'worker' })).length, 0);
+    const unsigned = testConfig({ OPENID4VP_CLIENT_ID_PREFIX: 'redirect_uri', BASE_URL: 'http://localhost:8080' });
+    assert.equal(warningsAbout('OPENID4VP_SIGNING_KEY_FILE', unsigned).length, 0);
   });
 });
 
@@ -85,7 +133,8 @@ forEachDialect('logs of a full flow', (dialect) => {
   let receiver: WebhookReceiver;
   const { lines, logger } = capture('trace');
   before(async () => {
-    h = await startHarness(dialect, {}, { logger });
+    // The access log is off by default; this flow checks its lines too.
+    h = await startHarness(dialect, { ACCESS_LOG: 'true' }, { logger });
     tenant = await h.bootstrap('sandbox');
     receiver = await startWebhookReceiver();
   });
@@ -121,6 +170,12 @@ forEachDialect('logs of a full flow', (dialect) => {
     const otherNonce = `nonce_${'y'.repeat(43)}`;
     const rejected = await submit(h, s, 'sd-jwt-vc', await buildPresentation(h, 'sd-jwt-vc', { nonce: otherNonce }));
     assert.equal(rejected.statusCode, 400, rejected.body);
+    // An OpenID4VP wallet fetches the signed request by the request_uri of openid4vpUri (its token).
+    const requestUri = new URL(String(new URL(s.openid4vpUri).searchParams.get('request_uri')));
+    const requestToken = String(requestUri.searchParams.get('token'));
+    const requestObject = await h.app.inject({ method: 'GET', url: `${requestUri.pathname}${requestUri.search}` });
+    assert.equal(requestObject.statusCode, 200, requestObject.body);
+    logger.info({ openid4vpUri: s.openid4vpUri }, 'a logged openid4vpUri');
     const presentation = await buildPresentation(h, 'sd-jwt-vc', { nonce: s.challengeNonce });
     assert.equal((await submit(h, s, 'sd-jwt-vc', presentation)).statusCode, 200);
 
@@ -135,15 +190,16 @@ forEachDialect('logs of a full flow', (dialect) => {
 
     const all = lines.join('');
     assert.ok(lines.length >= 9, 'the flow was logged');
-    for (const secret of [s.challengeNonce, s.challengeNonce.slice(6), otherNonce.slice(6), ...secrets])
+    for (const secret of [s.challengeNonce, s.challengeNonce.slice(6), otherNonce.slice(6), requestToken, ...secrets])
       assert.ok(!all.includes(secret), `a log line contains ${secret.slice(0, 10)}…`);
     assert.ok(!/authorization/i.test(all.replace(/"authorization":"\[redacted\]"/g, '')), 'no header is logged');
 
     const records = parsed(lines);
     const requestLines = records.filter((r) => r.msg === 'request');
-    assert.equal(requestLines.length, 8, 'one line per request');
+    assert.equal(requestLines.length, 9, 'one line per request');
     assert.ok(requestLines.every((r) => typeof r.reqId === 'string' && typeof r.statusCode === 'number'));
     assert.ok(requestLines.some((r) => r.url === `/verification/v1/sessions/${s.sessionId}/request?nonce=[redacted]`));
+    assert.ok(requestLines.some((r) => r.url === `/openid4vp/v1/sessions/${s.sessionId}/request?token=[redacted]`));
     assert.equal(records.filter((r) => r.msg === 'incoming request' || r.msg === 'request completed').length, 0);
 
     const failures = records.filter((r) => String(r.msg).startsWith('webhook delivery attempt failed'));
@@ -156,6 +212,50 @@ forEachDialect('logs of a full flow', (dialect) => {
     assert.equal(failure.outcome, 'http_error');
     // The first retry of the default schedule, 10 s after the attempt (no jitter in workerFor).
     assert.equal(failure.nextAttemptAt, new Date(firstAttemptAt + 10_000).toISOString());
+  });
+});
+
+forEachDialect('the access log, off by default', (dialect) => {
+  let h: Harness;
+  let tenant: Tenant;
+  const { lines, logger } = capture('info');
+  before(async () => {
+    h = await startHarness(dialect, {}, { logger });
+    // A route that fails as a bug would: the one kind of answer still logged without ACCESS_LOG.
+    h.app.get('/test-only/fault', async () => {
+      throw new Error('an unexpected fault');
+    });
+    tenant = await h.bootstrap('sandbox');
+  });
+  after(() => h.close());
+
+  test('answered requests log nothing; a 5xx logs its request line and its error under the X-Request-Id', async () => {
+    assert.equal((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/org/v1/apps' })).statusCode, 401);
+    const s = await createSession(h, tenant);
+    const read = await h.app.inject({
+      method: 'GET',
+      url: `/verification/v1/sessions/${s.sessionId}`,
+      headers: tenant.auth,
+    });
+    assert.equal(read.statusCode, 200);
+    assert.deepEqual(
+      parsed(lines).filter((r) => r.reqId !== undefined),
+      [],
+      'no line for requests answered without a fault',
+    );
+
+    const fault = await h.app.inject({ method: 'GET', url: '/test-only/fault?nonce=nonce_secret' });
+    assert.equal(fault.statusCode, 500);
+    const reqId = fault.headers['x-request-id'];
+    const records = parsed(lines).filter((r) => r.reqId !== undefined);
+    assert.ok(records.every((r) => r.reqId === reqId));
+    const requestLines = records.filter((r) => r.msg === 'request');
+    assert.equal(requestLines.length, 1, 'one request line for the failed request');
+    assert.equal(requestLines[0].level, 50);
+    assert.equal(requestLines[0].statusCode, 500);
+    assert.equal(requestLines[0].url, '/test-only/fault?nonce=[redacted]');
+    assert.equal(records.filter((r) => r.msg === 'request failed').length, 1, 'the error, beside it');
   });
 });
 

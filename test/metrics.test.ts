@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { buildOperationsApp } from '../src/app.ts';
 import { expireDueSessions } from '../src/services/expiry.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession, submit } from './support/sessions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
-import { createEndpoint, workerFor } from './support/webhooks.ts';
+import { createEndpoint, emitEvent, within, workerFor } from './support/webhooks.ts';
+import { freePort } from './support/server.ts';
+import { spawnWorker } from './support/worker-process.ts';
 
 /** The value of one sample of the exposition text, or undefined when it is absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -138,5 +141,87 @@ forEachDialect('GET /metrics', (dialect) => {
       assert.equal(res.statusCode, 200);
       assert.match(res.body, /matricula_http_requests_total/);
     });
+  });
+
+  describe('the worker role (METRICS_PORT)', () => {
+    let h: Harness;
+    let tenant: Tenant;
+    let receiver: WebhookReceiver;
+    useHarness(
+      dialect,
+      (harness, t) => {
+        h = harness;
+        tenant = t;
+      },
+      { METRICS_TOKEN: TOKEN },
+    );
+    before(async () => {
+      receiver = await startWebhookReceiver();
+    });
+    after(() => receiver?.close());
+    const auth = { authorization: `Bearer ${TOKEN}` };
+
+    test('the operations app serves the delivery counters and the outbox, health, and nothing else', async () => {
+      const ops = await buildOperationsApp({ store: h.store, services: h.services, logger: false });
+      try {
+        await createEndpoint(h, tenant, receiver.url);
+        await emitEvent(h, tenant);
+        let text = (await ops.inject({ method: 'GET', url: '/metrics', headers: auth })).body;
+        assert.equal(sample(text, 'matricula_outbox_due_deliveries'), 1);
+        assert.equal((await workerFor(h, { metrics: h.services.metrics }).runOnce()).succeeded, 1);
+        text = (await ops.inject({ method: 'GET', url: '/metrics', headers: auth })).body;
+        assert.equal(sample(text, 'matricula_webhook_deliveries_total', { result: 'succeeded' }), 1);
+        assert.equal(sample(text, 'matricula_outbox_due_deliveries'), 0);
+
+        const open = await ops.inject({ method: 'GET', url: '/metrics' });
+        assert.equal(open.statusCode, 401, 'METRICS_TOKEN guards it here too');
+        assert.equal(open.json().error.code, 'unauthenticated');
+        assert.equal((await ops.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+        assert.equal((await ops.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+        for (const url of ['/org/v1/apps', '/docs', '/openapi.json', '/']) {
+          const res = await ops.inject({ method: 'GET', url, headers: tenant.auth });
+          assert.equal(res.statusCode, 404, url);
+          assert.equal(res.json().error.code, 'not_found', url);
+        }
+      } finally {
+        await ops.close();
+      }
+    });
+
+    test(
+      'a real `--role worker` process with METRICS_PORT is scraped for what it delivered',
+      { timeout: 180_000 },
+      async () => {
+        h.clock.set(new Date());
+        // An event only this endpoint subscribes to: one delivery.
+        await createEndpoint(h, tenant, receiver.url, ['verification.cancelled']);
+        const before = receiver.requests.length;
+        const port = await freePort();
+        const worker = spawnWorker(h.testStore.url, {
+          METRICS_PORT: String(port),
+          METRICS_TOKEN: TOKEN,
+          HOST: '127.0.0.1',
+        });
+        try {
+          await within(150_000, worker.ready, 'the worker to start');
+          await emitEvent(h, tenant, 'verification.cancelled', { sessionId: 'sess_metrics_worker' });
+          await within(30_000, receiver.waitForRequests(before + 1), 'the worker to deliver');
+          // The outcome is recorded just after the answer: scrape (each a real round trip, no sleep)
+          // until the counter shows it, for at most 30 s.
+          let delivered: number | undefined;
+          for (const deadline = Date.now() + 30_000; delivered !== 1 && Date.now() < deadline;) {
+            const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: auth });
+            assert.equal(res.status, 200);
+            delivered = sample(await res.text(), 'matricula_webhook_deliveries_total', { result: 'succeeded' });
+          }
+          assert.equal(delivered, 1, worker.output());
+          assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
+          assert.equal((await fetch(`http://127.0.0.1:${port}/org/v1/apps`)).status, 404);
+        } finally {
+          worker.child.kill('SIGTERM');
+          await worker.exited;
+        }
+      },
+    );
   });
 });

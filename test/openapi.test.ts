@@ -4,6 +4,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { openApiDocument } from '../scripts/openapi-document.ts';
 import { CLAIM_CATALOGUE } from '../src/domain/claims.ts';
+import { ERROR_STATUS } from '../src/errors.ts';
 import { CREDENTIAL_FORMATS } from '../src/domain/credentials.ts';
 import { EVENT_TYPES } from '../src/domain/events.ts';
 import { FAILURE_REASONS } from '../src/domain/session.ts';
@@ -142,11 +143,21 @@ describe('OpenAPI document for generators', () => {
 
   test('every resource is a named schema: success data is a $ref, never an inline object', () => {
     for (const { id, op } of operations(doc)) {
+      // OpenID4VP speaks OAuth to wallets: request objects (JWT), a PEM chain, OAuth error bodies.
+      if (op.tags?.includes('OpenID4VP')) {
+        for (const [status, response] of Object.entries<Json>(op.responses))
+          if (!status.startsWith('2'))
+            assert.equal(response.content['application/json'].schema.$ref, '#/components/schemas/OAuthError', id);
+        continue;
+      }
       for (const [status, response] of Object.entries<Json>(op.responses)) {
         if (!status.startsWith('2') || PROBES.has(id)) continue;
-        // The Prometheus exposition is text, not a resource.
+        // The Prometheus exposition is text and a status list a signed JWT: neither is a resource.
         if (!response.content['application/json']) {
-          assert.equal(id, 'GET /metrics', `${id} ${status}: only the metrics answer in another media type`);
+          assert.ok(
+            ['GET /metrics', 'GET /sandbox/status-lists/{domain}'].includes(id),
+            `${id} ${status}: only the metrics and the status lists answer in another media type`,
+          );
           continue;
         }
         const body = response.content['application/json'].schema;
@@ -256,5 +267,56 @@ describe('OpenAPI document for generators', () => {
       });
       for (const example of examples) assert.ok(validate(example), `${id}: ${JSON.stringify(validate.errors)}`);
     }
+  });
+
+  test('Swagger UI shows real responses: a description on every success, an example per error code', () => {
+    const ajv = addFormats.default(new Ajv.default({ strict: false, allErrors: true }));
+    const validate = ajv.compile({
+      $ref: '#/components/schemas/ErrorResponse',
+      $id: 'https://matricula.test/error',
+      components: doc.components,
+    });
+    // OpenID4VP answers wallets in OAuth's words: its examples are OAuth error bodies.
+    const validateOAuth = ajv.compile({
+      $ref: '#/components/schemas/OAuthError',
+      $id: 'https://matricula.test/oauth-error',
+      components: doc.components,
+    });
+    const statusOf = (code: string) => ERROR_STATUS[code as keyof typeof ERROR_STATUS];
+    for (const { id, op } of operations(doc)) {
+      for (const [status, response] of Object.entries<Json>(op.responses)) {
+        assert.ok(response.description, `${id} ${status} has a description`);
+        assert.notEqual(response.description, 'Default Response', `${id} ${status}`);
+        if (Number(status) < 400) continue;
+        const examples = Object.values<Json>(response.content?.['application/json']?.examples ?? {});
+        assert.ok(examples.length > 0, `${id} ${status} has error examples`);
+        if (op.tags?.includes('OpenID4VP')) {
+          for (const { value } of examples)
+            assert.ok(validateOAuth(value), `${id} ${status}: ${JSON.stringify(validateOAuth.errors)}`);
+          continue;
+        }
+        for (const { value } of examples) {
+          assert.ok(validate(value), `${id} ${status}: ${JSON.stringify(validate.errors)}`);
+          assert.equal(
+            statusOf((value as Json).error.code),
+            Number(status),
+            `${id} ${status} shows ${(value as Json).error.code}`,
+          );
+        }
+      }
+      if (op.security?.some((s: Json) => 'bearerAuth' in s)) {
+        const codes = Object.values<Json>(op.responses['401'].content['application/json'].examples).map(
+          (e) => e.value.error.code,
+        );
+        assert.ok(
+          codes.includes('unauthenticated') && !codes.includes('invalid_request'),
+          `${id} 401: ${codes.join(', ')}`,
+        );
+      }
+    }
+    const created = doc.paths['/verification/v1/sessions'].post.responses['201'];
+    assert.equal(created.description, 'The created session');
+    const listed = doc.paths['/verification/v1/sessions'].get.responses['200'];
+    assert.match(listed.description, /^A page of session items/);
   });
 });

@@ -79,6 +79,13 @@ describe('portal pages', () => {
         `href="/wallet?payload=${encodeURIComponent(s.qrPayload)}" target="_blank" rel="noopener">Open in sandbox wallet</a>`,
       ),
     );
+    // Beside our QR code, the OpenID4VP request: a switch, its QR code, a same-device link.
+    assert.match(res.body, /<label for="wallet-openid4vp">EU \/ OpenID4VP wallet<\/label>/);
+    assert.match(res.body, /aria-label="QR code to answer [^"]*OpenID4VP wallet"/);
+    const sameDevice = /href="(openid4vp:\/\/\?[^"]+)">Open in EU wallet<\/a>/.exec(res.body);
+    assert.ok(sameDevice, 'a same-device link');
+    const requestUri = new URL(sameDevice[1]!.replaceAll('&amp;', '&')).searchParams.get('request_uri')!;
+    assert.equal(new URL(requestUri).searchParams.get('device'), 'same');
     assert.match(res.body, /<span id="countdown" role="timer">2:00<\/span>/);
     assert.match(res.body, /<script src="\/assets\/verify\.js\?v=[0-9a-f]{16}" defer><\/script>/);
     for (const words of [

@@ -32,6 +32,7 @@ const PRUEBAS = 'pruebas.example';
 const AUDIENCE = 'https://matricula.test';
 const NONCE = 'nonce_01jdtest0000000000000000aa';
 const NOW = new Date('2026-11-21T10:00:00.000Z');
+const NOW_SECONDS = Math.floor(NOW.getTime() / 1000);
 
 const student: SandboxStudent = {
   university: STATE,
@@ -302,7 +303,7 @@ describe('bbs presentations: rejected', () => {
       signature: credential.signature,
       header: credentialHeader(STATE),
       messages: credential.messages,
-      presentationHeader: presentationHeader(AUDIENCE, NONCE),
+      presentationHeader: presentationHeader(AUDIENCE, NONCE, NOW_SECONDS),
       disclosedMessageIndexes: [0, HOLDER_SECRET_INDEX],
       ciphersuite: BBS_CIPHERSUITE,
     });
@@ -310,7 +311,7 @@ describe('bbs presentations: rejected', () => {
       publicKey: credential.publicKey,
       proof,
       header: credentialHeader(STATE),
-      presentationHeader: presentationHeader(AUDIENCE, NONCE),
+      presentationHeader: presentationHeader(AUDIENCE, NONCE, NOW_SECONDS),
       disclosedMessages: [credential.messages[0], credential.messages[HOLDER_SECRET_INDEX]],
       disclosedMessageIndexes: [0, HOLDER_SECRET_INDEX],
       ciphersuite: BBS_CIPHERSUITE,
@@ -319,6 +320,7 @@ describe('bbs presentations: rejected', () => {
     const secret = new TextDecoder().decode(credential.messages[HOLDER_SECRET_INDEX]).slice('holder_secret='.length);
     const leaking = {
       issuer: STATE,
+      now: NOW_SECONDS,
       proof: Buffer.from(proof).toString('base64url'),
       disclosed: { '0': 'true', '4': secret },
     };
@@ -357,10 +359,56 @@ describe('bbs presentations: rejected', () => {
     );
   });
 
+  test('Finding 2: a captured presentation stops verifying once its time is stale', async () => {
+    const at = (offsetSeconds: number) => context({ now: new Date(NOW.getTime() + offsetSeconds * 1000) });
+    // The service clock may be at most 60 s after the presentation's time and 30 s before it.
+    assert.ok((await bbsVerifier.verify(valid, at(60), registry)).ok);
+    assertRejected(await bbsVerifier.verify(valid, at(61), registry), 'stale_presentation');
+    assertRejected(await bbsVerifier.verify(valid, at(24 * 3600), registry), 'stale_presentation');
+    assert.ok((await bbsVerifier.verify(valid, at(-30), registry)).ok);
+    assertRejected(await bbsVerifier.verify(valid, at(-31), registry), 'stale_presentation');
+  });
+
+  test('Finding 2: the time is bound into the proof, so restating it does not refresh a presentation', async () => {
+    const later = { ...valid, now: valid.now + 3600 };
+    const oneHourOn = context({ now: new Date(NOW.getTime() + 3600 * 1000) });
+    assertRejected(await bbsVerifier.verify(later, oneHourOn, registry), 'invalid_proof');
+  });
+
+  test('Finding 2: the presentation header is unambiguous when the caller picks audience and nonce', async () => {
+    // With the old `<audience>|<nonce>` header these two bindings were the same bytes.
+    const moved = (await bbsBuilder.present(
+      student,
+      request(['is_active_student'], { audience: 'https://matricula.test|nonce_a', nonce: 'b' }),
+    )) as BbsPresentation;
+    const split = context({ audience: 'https://matricula.test', nonce: 'nonce_a|b' });
+    assertRejected(await bbsVerifier.verify(moved, split, registry), 'invalid_proof');
+    const same = context({ audience: 'https://matricula.test|nonce_a', nonce: 'b' });
+    assert.ok((await bbsVerifier.verify(moved, same, registry)).ok, 'the binding it was made for holds');
+  });
+
+  test('Finding 2: the header is type, audience, nonce and now, each length-prefixed', () => {
+    const field = (text: string) => {
+      const bytes = Buffer.from(text, 'utf8');
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(bytes.length);
+      return Buffer.concat([length, bytes]);
+    };
+    const expected = Buffer.concat(
+      ['matricula:bbs:presentation-header:v2', 'https://a.example', 'nonce_é', '1795000000'].map(field),
+    );
+    assert.deepEqual(Buffer.from(presentationHeader('https://a.example', 'nonce_é', 1795000000)), expected);
+    assert.throws(() => presentationHeader('a', 'b', -1), RangeError);
+  });
+
   test('when the shape is wrong', async () => {
     const proofBytes = Buffer.from(valid.proof, 'base64url');
     const shapes: unknown[] = [
       undefined,
+      { ...valid, now: undefined },
+      { ...valid, now: '1795000000' },
+      { ...valid, now: 1.5 },
+      { ...valid, now: -1 },
       null,
       'eyJhbGciOi',
       42,
@@ -389,7 +437,9 @@ describe('bbs presentations: rejected', () => {
       { ...valid, disclosed: { '0': true, '2': 'undergraduate' } },
       { ...valid, disclosed: { '0': 'yes', '2': 'undergraduate' } },
       { ...valid, disclosed: { '0': 'true', '2': 'u'.repeat(257) } },
-      JSON.parse(`{"issuer":"${STATE}","proof":"${valid.proof}","disclosed":{"__proto__":"true","2":"undergraduate"}}`),
+      JSON.parse(
+        `{"issuer":"${STATE}","now":${valid.now},"proof":"${valid.proof}","disclosed":{"__proto__":"true","2":"undergraduate"}}`,
+      ),
     ];
     for (const shape of shapes) {
       assertRejected(await bbsVerifier.verify(shape, context(), registry), 'malformed_presentation');

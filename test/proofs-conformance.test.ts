@@ -40,7 +40,7 @@ const STUDENT: SandboxStudent = {
   holderSeed: 'conformance-student',
 };
 const CLAIMS = ['is_active_student', 'university_domain', 'academic_level', 'valid_until'] as const;
-const context = (over: Partial<PresentationContext> = {}): PresentationContext => ({
+const context = (over: Partial<PresentationContext> = {}): Required<Omit<PresentationContext, 'acceptedVct'>> => ({
   nonce: 'nonce_conformance-1',
   audience: 'https://verify.example',
   now: NOW,
@@ -57,8 +57,9 @@ const outcome = (check: PresentationCheck): RejectionReason | 'verified' => (che
  * apart: a BBS or Groth16 proof binds the nonce, the audience, the disclosed values and the
  * issuer's key into one equation, so a change to any of them is `invalid_proof`
  * (docs/credentials-bbs.md "Verification", docs/zk-groth16.md "What the service checks"), while an
- * SD-JWT VC carries each in a field of its own and says which one is wrong. `verified`: the
- * format has no such check (a BBS presentation has no time; its single-use nonce makes it fresh).
+ * SD-JWT VC carries each in a field of its own and says which one is wrong. Every format carries
+ * a time checked against the service clock (BBS since issue 10, finding 2: before, a captured BBS
+ * presentation verified forever).
  */
 const EXPECTED: Record<Fault, Record<CredentialFormat, RejectionReason | 'verified'>> = {
   otherNonce: { 'sd-jwt-vc': 'nonce_mismatch', bbs: 'invalid_proof', groth16: 'invalid_proof' },
@@ -69,8 +70,8 @@ const EXPECTED: Record<Fault, Record<CredentialFormat, RejectionReason | 'verifi
   sandboxIssuerInLive: { 'sd-jwt-vc': 'untrusted_issuer', bbs: 'untrusted_issuer', groth16: 'untrusted_issuer' },
   // Without a ceremony key, live groth16 is refused before the issuer is looked at (README, GROTH16_LIVE_VERIFICATION_KEY).
   liveWithoutGroth16Key: { 'sd-jwt-vc': 'untrusted_issuer', bbs: 'untrusted_issuer', groth16: 'unsupported_format' },
-  madeAnHourAgo: { 'sd-jwt-vc': 'stale_presentation', bbs: 'verified', groth16: 'stale_presentation' },
-  madeAnHourAhead: { 'sd-jwt-vc': 'stale_presentation', bbs: 'verified', groth16: 'stale_presentation' },
+  madeAnHourAgo: { 'sd-jwt-vc': 'stale_presentation', bbs: 'stale_presentation', groth16: 'stale_presentation' },
+  madeAnHourAhead: { 'sd-jwt-vc': 'stale_presentation', bbs: 'stale_presentation', groth16: 'stale_presentation' },
 };
 
 interface Fixtures {

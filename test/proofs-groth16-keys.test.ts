@@ -96,7 +96,7 @@ function forge(vk: Groth16VerificationKey, signals: bigint[]): Groth16Proof {
 }
 
 // Any statement: an active, unexpired student of an issuer nobody registered, for any session.
-const ANY_SIGNALS = [7n, 1n, 1n, 0n, 11n, 13n, 17n, 19n, 1795255200n, 0n];
+const ANY_SIGNALS = [1n, 1n, 0n, 11n, 13n, 17n, 19n, 1795255200n, 0n];
 
 describe('groth16 live verification key (Finding 1)', () => {
   test('Finding 1: the fixture is what snarkjs groth16 setup writes: γ = δ = the G2 generator', () => {
@@ -179,12 +179,12 @@ describe('groth16 live verification key (Finding 1)', () => {
     }
   });
 
-  test('Finding 1: an IC whose length does not match the circuit (nPublic + 1 = 11) is refused', () => {
+  test('Finding 1: an IC whose length does not match the circuit (nPublic + 1 = 10) is refused', () => {
     const longer = keyFile('ic-longer', (vk) => {
       vk.IC.push(vk.IC[1]);
       vk.nPublic += 1;
     });
-    assert.throws(() => loadVerificationKey(longer), /11 public signals, the circuit has 10/);
+    assert.throws(() => loadVerificationKey(longer), /10 public signals, the circuit has 9/);
     const disagreeing = keyFile('ic-disagrees', (vk) => vk.IC.pop());
     assert.throws(() => loadVerificationKey(disagreeing), /IC must have nPublic \+ 1 points/);
   });
@@ -197,7 +197,7 @@ describe('groth16 live verification key (Finding 1)', () => {
     const ceremony = keyFile('ceremony', (vk) => {
       vk.vk_delta_2 = g2Json(g2(vk.vk_delta_2).double().toAffine());
     });
-    assert.equal(loadLiveVerificationKey(ceremony).nPublic, 10);
+    assert.equal(loadLiveVerificationKey(ceremony).nPublic, 9);
     assert.equal(loadConfig({ GROTH16_LIVE_VERIFICATION_KEY: ceremony }).groth16LiveVerificationKey, ceremony);
   });
 });

@@ -24,6 +24,8 @@ import {
   prepareVerificationKeyMcl,
   proveCredential,
   publicSignals,
+  OUTPUT_ORDER,
+  PUBLIC_INPUT_ORDER,
   releaseSnarkjsCurve,
   sandboxIssuerPrivateKey,
   sandboxIssuerPublicKeys,
@@ -195,7 +197,7 @@ function signalsOf(presentation: Groth16PresentationJson): bigint[] {
   const keys = sandboxIssuerPublicKeys()[STATE];
   const o = presentation.outputs;
   return publicSignals(
-    { tag: BigInt(o.tag), active: BigInt(o.active), unexpired: BigInt(o.unexpired), level: BigInt(o.level) },
+    { active: BigInt(o.active), unexpired: BigInt(o.unexpired), level: BigInt(o.level) },
     {
       issuerAx: BigInt(keys.x),
       issuerAy: BigInt(keys.y),
@@ -210,8 +212,18 @@ function signalsOf(presentation: Groth16PresentationJson): bigint[] {
 describe('groth16 field mappings', () => {
   const sha256Mod = (text: string) => BigInt(`0x${createHash('sha256').update(text, 'utf8').digest('hex')}`) % BN254_R;
 
-  test('nonceField binds nonce and audience: SHA-256 of "matricula-groth16-v1|<audience>|<nonce>" mod r', () => {
-    assert.equal(nonceField(NONCE, AUDIENCE), sha256Mod(`matricula-groth16-v1|${AUDIENCE}|${NONCE}`));
+  test('Finding 2: nonceField binds nonce and audience unambiguously: SHA-256 of their length-prefixed encoding mod r', () => {
+    const lp = (...fields: string[]) =>
+      Buffer.concat(fields.flatMap((f) => [Buffer.from([0, 0, 0, Buffer.byteLength(f)]), Buffer.from(f, 'utf8')]));
+    const digestMod = (bytes: Buffer) => BigInt(`0x${createHash('sha256').update(bytes).digest('hex')}`) % BN254_R;
+    assert.equal(nonceField(NONCE, AUDIENCE), digestMod(lp('matricula-groth16-nonce-v2', AUDIENCE, NONCE)));
+    assert.equal(
+      nonceField('nonce_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'http://localhost:8080'),
+      9758237943835828488931370843624874683576406599873212068930529402907861182507n,
+      'the example in docs/zk-groth16.md',
+    );
+    // With the old `<audience>|<nonce>` text these two were the same field element.
+    assert.notEqual(nonceField(`x|${NONCE}`, AUDIENCE), nonceField(NONCE, `${AUDIENCE}|x`));
     assert.notEqual(nonceField(NONCE, AUDIENCE), nonceField(OTHER_NONCE, AUDIENCE));
     assert.notEqual(nonceField(NONCE, AUDIENCE), nonceField(NONCE, 'https://other.test'));
   });
@@ -303,22 +315,58 @@ describe('groth16 presentations: happy', () => {
     assert.deepEqual(check.presentation.predicates, { validUntilAfterNow: false });
   });
 
-  test('two proofs of one credential for one session share the tag but no proof point', async () => {
+  test('two proofs of one credential for one session share no proof point', async () => {
     assertVerified(await verifier.verify(second, context(), registry));
-    assert.equal(second.outputs.tag, valid.outputs.tag);
     assert.notDeepEqual(second.proof.pi_a, valid.proof.pi_a);
     assert.notDeepEqual(second.proof.pi_b, valid.proof.pi_b);
     assert.notDeepEqual(second.proof.pi_c, valid.proof.pi_c);
   });
 
-  test('the tag differs per nonce; snarkjs public signals are the ones the service assembles', async () => {
+  test('Finding 6: presentations of one holder share no value that another student of the issuer lacks', async () => {
+    // Everything a verifier sees of a presentation: its proof points and its public signals. For
+    // a pair of alice's presentations, any value both carry must also be in bob's presentation
+    // for the same session (bob: another holder of the same issuer), or it would link alice's two.
+    type Proven = { proof: { pi_a: string[]; pi_b: string[][]; pi_c: string[] }; publicSignals: readonly string[] };
+    const seen = ({ proof, publicSignals: signals }: Proven) =>
+      new Set([...proof.pi_a, ...proof.pi_b.flat(), ...proof.pi_c, ...signals]);
+    const linking = (a: Set<string>, b: Set<string>, other: Set<string>) =>
+      [...a].filter((v) => b.has(v) && !other.has(v));
+    const aliceCredential = await issueSandboxCredential(alice);
+    const bobCredential = await issueSandboxCredential({ ...alice, holderSeed: 'holder-bob' });
+    const sessionOne = request(['is_active_student']);
+    const sessionTwo = request(['is_active_student'], { nonce: OTHER_NONCE, now: new Date(NOW.getTime() + 3_600_000) });
+
+    // Two sessions, one credential: they share only the issuer's key and domain hash and the bits.
+    const aliceOne = await proveCredential(aliceCredential, sessionOne);
+    const aliceTwo = await proveCredential(aliceCredential, sessionTwo);
+    const bobTwo = await proveCredential(bobCredential, sessionTwo);
+    assert.deepEqual(linking(seen(aliceOne), seen(aliceTwo), seen(bobTwo)), []);
+    const issuerValues = [aliceCredential.issuerAx, aliceCredential.issuerAy, domainHash(STATE)].map(String);
+    const shared = [...seen(aliceOne)].filter((v) => seen(aliceTwo).has(v));
+    assert.deepEqual(
+      shared.filter((v) => !issuerValues.includes(v) && !['0', '1'].includes(v)),
+      [],
+    );
+
+    // A reused nonce (a caller of /verify picks it), two credentials of one holder: the old tag
+    // output, Poseidon(studentSecret, nonceField), was the same in both and linked them.
+    const secondCredential = await issueSandboxCredential({ ...alice, validUntil: '2028-01-31T00:00:00.000Z' });
+    const aliceAgain = await proveCredential(secondCredential, sessionOne);
+    const bobOne = await proveCredential(bobCredential, sessionOne);
+    assert.deepEqual(linking(seen(aliceOne), seen(aliceAgain), seen(bobOne)), []);
+
+    // No holder-specific output is left: the circuit outputs active, unexpired and level only.
+    assert.deepEqual(OUTPUT_ORDER, ['active', 'unexpired', 'level']);
+    assert.equal(aliceOne.publicSignals.length, OUTPUT_ORDER.length + PUBLIC_INPUT_ORDER.length);
+  });
+
+  test('snarkjs public signals are the ones the service assembles', async () => {
     const credential = await issueSandboxCredential(alice);
     const req = request(['is_active_student'], { nonce: OTHER_NONCE });
     const { proof, publicSignals: snarkjsSignals } = await proveCredential(credential, req);
-    assert.notEqual(snarkjsSignals[0], valid.outputs.tag);
-    const [tag, active, unexpired, level] = snarkjsSignals.slice(0, 4).map(BigInt);
+    const [active, unexpired, level] = snarkjsSignals.slice(0, 3).map(BigInt);
     const ours = publicSignals(
-      { tag, active, unexpired, level },
+      { active, unexpired, level },
       {
         issuerAx: credential.issuerAx,
         issuerAy: credential.issuerAy,
@@ -333,7 +381,7 @@ describe('groth16 presentations: happy', () => {
       issuer: STATE,
       now: NOW_S,
       proof,
-      outputs: { tag: `${tag}`, active: '1', unexpired: '1', level: '0' },
+      outputs: { active: '1', unexpired: '1', level: '0' },
     };
     assertVerified(await verifier.verify(presentation, context({ nonce: OTHER_NONCE }), registry));
   });
@@ -400,25 +448,33 @@ describe('groth16 presentations: rejected', () => {
     assertRejected(await verifier.verify({ ...valid, now: NOW_S + 1 }, context(), registry), 'invalid_proof');
   });
 
-  test('when an output is changed (tamper flips active; a tag; a level)', async () => {
+  test('when an output is changed (tamper flips active; unexpired; a level)', async () => {
     assertRejected(await verifier.verify(groth16Builder.tamper(valid), context(), registry), 'invalid_proof');
     assertRejected(await verifier.verify(groth16Builder.tamper(inactive), context(), registry), 'invalid_proof');
-    const otherTag = clone(valid);
-    otherTag.outputs.tag =
-      second.outputs.tag === valid.outputs.tag ? (BigInt(valid.outputs.tag) + 1n).toString() : second.outputs.tag;
-    assertRejected(await verifier.verify(otherTag, context(), registry), 'invalid_proof');
+    const unexpiredFlipped = clone(expired);
+    unexpiredFlipped.outputs.unexpired = '1';
+    assertRejected(await verifier.verify(unexpiredFlipped, context(), registry), 'invalid_proof');
     const otherLevel = clone(withLevel);
     otherLevel.outputs.level = '3';
     const levelContext = context({ requiredClaims: ['academic_level'] });
     assertRejected(await verifier.verify(otherLevel, levelContext, registry), 'invalid_proof');
   });
 
-  test('when the level is hidden but the session requires it, or shown but not requested', async () => {
-    assertRejected(
-      await verifier.verify(valid, context({ requiredClaims: ['academic_level'] }), registry),
-      'invalid_proof',
-    );
-    assertRejected(await verifier.verify(withLevel, context(), registry), 'malformed_presentation');
+  test('a hidden level proves nothing of the level; a level shown but not requested is unrequested_disclosure', async () => {
+    // Hidden: the proof verifies (discloseLevel = 0) and no level is claimed; qualification then
+    // finds academic_level not disclosed.
+    const hidden = await verifier.verify(valid, context({ requiredClaims: ['academic_level'] }), registry);
+    assertVerified(hidden);
+    assert.equal(hidden.presentation.claims.academic_level, undefined);
+    assertRejected(await verifier.verify(withLevel, context(), registry), 'unrequested_disclosure');
+    // Not asked for anything in particular (direct verify without requiredClaims): judged as disclosed.
+    const asDisclosed = await verifier.verify(withLevel, context({ requiredClaims: undefined }), registry);
+    assertVerified(asDisclosed);
+    assert.equal(asDisclosed.presentation.claims.academic_level, 'postgraduate');
+    // A level claimed by a proof made with it hidden: the equation refuses it.
+    const claimed = clone(valid);
+    claimed.outputs.level = '2';
+    assertRejected(await verifier.verify(claimed, context({ requiredClaims: undefined }), registry), 'invalid_proof');
   });
 
   test('when proof points are swapped between two valid proofs', async () => {
@@ -454,10 +510,7 @@ describe('groth16 presentations: malformed', () => {
     ['fractional now', (p) => ({ ...p, now: p.now + 0.5 })],
     ['no outputs', ({ outputs, ...rest }) => rest],
     ['a numeric output', (p) => ({ ...p, outputs: { ...p.outputs, active: 1 } })],
-    [
-      'an output >= r (an alias of tag)',
-      (p) => ({ ...p, outputs: { ...p.outputs, tag: (BigInt(p.outputs.tag) + BN254_R).toString() } }),
-    ],
+    ['an output >= r (an alias of level 0)', (p) => ({ ...p, outputs: { ...p.outputs, level: BN254_R.toString() } })],
     ['active = 2', (p) => ({ ...p, outputs: { ...p.outputs, active: '2' } })],
     ['unexpired = 2', (p) => ({ ...p, outputs: { ...p.outputs, unexpired: '2' } })],
     ['no proof', ({ proof, ...rest }) => rest],
@@ -528,12 +581,12 @@ describe('groth16 pairing back ends: mcl-wasm, @noble/curves and snarkjs agree',
   type Expected = 'verified' | 'refused' | 'invalid_point' | 'malformed';
   const variants: Array<[string, Expected, (s: bigint[], p: Proof) => [bigint[], Proof]]> = [
     ['the valid proof', 'verified', (s, p) => [s, p]],
-    ['the tag changed', 'refused', (s, p) => [[s[0] + 1n, ...s.slice(1)], p]],
-    ['active flipped', 'refused', (s, p) => [[s[0], 1n - s[1], ...s.slice(2)], p]],
-    ['the issuer key changed', 'refused', (s, p) => [s.map((v, i) => (i === 4 ? v + 1n : v)), p]],
-    ['now changed', 'refused', (s, p) => [s.map((v, i) => (i === 8 ? v + 1n : v)), p]],
-    ['the nonce field changed', 'refused', (s, p) => [s.map((v, i) => (i === 7 ? v + 1n : v)), p]],
-    ['discloseLevel set', 'refused', (s, p) => [s.map((v, i) => (i === 9 ? 1n : v)), p]],
+    ['active flipped', 'refused', (s, p) => [[1n - s[0], ...s.slice(1)], p]],
+    ['unexpired flipped', 'refused', (s, p) => [[s[0], 1n - s[1], ...s.slice(2)], p]],
+    ['the issuer key changed', 'refused', (s, p) => [s.map((v, i) => (i === 3 ? v + 1n : v)), p]],
+    ['now changed', 'refused', (s, p) => [s.map((v, i) => (i === 7 ? v + 1n : v)), p]],
+    ['the nonce field changed', 'refused', (s, p) => [s.map((v, i) => (i === 6 ? v + 1n : v)), p]],
+    ['discloseLevel set', 'refused', (s, p) => [s.map((v, i) => (i === 8 ? 1n : v)), p]],
     ['every signal zero (vk_x = IC[0])', 'refused', (s, p) => [s.map(() => 0n), p]],
     ['a signal >= r', 'refused', (s, p) => [[s[0] + BN254_R, ...s.slice(1)], p]],
     ['one signal too few', 'refused', (s, p) => [s.slice(1), p]],

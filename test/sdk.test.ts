@@ -1,18 +1,20 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { Matricula, MatriculaError } from '../packages/sdk/src/index.ts';
+import { Matricula, MatriculaError, WebhookVerificationError } from '../packages/sdk/src/index.ts';
+import { signPayload, signStandardWebhook } from '../src/webhooks/signature.ts';
+import { newSigningSecret } from '../src/webhooks/secrets.ts';
 import { TestClock } from '../src/domain/clock.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { seedSandboxIssuers } from '../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
-import { listeningApp } from './support/server.ts';
+import { freePort, listeningApp } from './support/server.ts';
 
 /**
  * The SDK (packages/sdk) against the real app listening on loopback, on both databases: no mocks.
@@ -112,6 +114,34 @@ forEachDialect('SDK against a real server', (dialect) => {
     assert.deepEqual(event.data, { sessionId: created.sessionId });
   });
 
+  test('sessions.redact: an ended session loses its data; an open one is a 409 MatriculaError', async () => {
+    const created = await matricula.sessions.create({
+      appId,
+      purpose: 'SDK redaction',
+      requiredClaims: ['is_active_student'],
+      metadata: { customer: 'sdk-customer' },
+      clientReference: 'sdk-order',
+    });
+    const open = await matricula.sessions.redact(created.sessionId).catch((e: unknown) => e);
+    assert.ok(open instanceof MatriculaError);
+    assert.equal(open.code, 'invalid_state');
+    assert.equal(open.status, 409);
+
+    await matricula.sessions.cancel(created.sessionId);
+    const redacted = await matricula.sessions.redact(created.sessionId);
+    assert.equal(redacted.status, 'cancelled');
+    assert.equal(redacted.redacted, true);
+    assert.ok(redacted.redactedAt);
+    assert.equal(redacted.metadata, null);
+    assert.equal(redacted.clientReference, null);
+    assert.deepEqual(await matricula.sessions.retrieve(created.sessionId), redacted);
+    const events = await matricula.events.list({ appId, event: 'verification.redacted' }).toArray();
+    assert.deepEqual(
+      events.map((e) => e.data),
+      [{ sessionId: created.sessionId, redactedAt: redacted.redactedAt }],
+    );
+  });
+
   test('an error answer is a MatriculaError with code, status, requestId and param', async () => {
     const missing = await matricula.sessions.retrieve('sess_00000000000000000000000000').catch((e: unknown) => e);
     assert.ok(missing instanceof MatriculaError);
@@ -188,6 +218,120 @@ forEachDialect('SDK against a real server', (dialect) => {
     }
   });
 
+  test('a reset connection is retried with the same Idempotency-Key: the replay, not a second session', async () => {
+    // The first request reaches the server and is committed, then its connection is reset before
+    // any answer: the client cannot know, so it retries with the same key and gets the replay.
+    const seen: Array<string | string[] | undefined> = [];
+    const createdIds: string[] = [];
+    const proxy: Server = createServer((req, res) => {
+      seen.push(req.headers['idempotency-key']);
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        fetch(`${baseUrl}${req.url}`, {
+          method: req.method,
+          headers: {
+            authorization: req.headers.authorization!,
+            'content-type': 'application/json',
+            'idempotency-key': String(req.headers['idempotency-key']),
+          },
+          body: Buffer.concat(chunks),
+        })
+          .then(async (answer) => {
+            const text = await answer.text();
+            createdIds.push((JSON.parse(text) as { data: { sessionId: string } }).data.sessionId);
+            if (seen.length === 1) return res.socket?.resetAndDestroy();
+            res.writeHead(answer.status, { 'content-type': 'application/json' });
+            res.end(text);
+          })
+          .catch(() => res.destroy());
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = proxy.address() as AddressInfo;
+      const client = new Matricula({ apiKey: secret, baseUrl: `http://127.0.0.1:${port}`, maxRetries: 2 });
+      const created = await client.sessions.create({ appId, purpose: 'Reset', requiredClaims: ['is_active_student'] });
+      assert.equal(seen.length, 2, 'one reset attempt, one retry');
+      assert.equal(new Set(seen).size, 1, 'the retry carries the same key');
+      assert.deepEqual(createdIds, [created.sessionId, created.sessionId], 'the retry got the replay of the first');
+      const reset = await matricula.sessions.list({ appId }).toArray();
+      assert.equal(reset.filter((s) => s.purpose === 'Reset').length, 1, 'one session, not two');
+    } finally {
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+
+  test('a refused connection is retried until the server listens; after maxRetries it is network_error', async () => {
+    const port = await freePort();
+    const proxy = await flakyProxy(baseUrl, 0, 200);
+    // Nothing listens on `port` at first: the attempt is refused by the kernel. After the first
+    // refusal a forwarder starts listening there, and the retry goes through.
+    let forwarder: Server | undefined;
+    const attempts: Array<{ key: string | undefined; error?: string }> = [];
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const key = (init?.headers as Record<string, string> | undefined)?.['idempotency-key'];
+      try {
+        const answer = await fetch(input, init);
+        attempts.push({ key });
+        return answer;
+      } catch (error) {
+        attempts.push({ key, error: ((error as Error).cause as { code?: string } | undefined)?.code });
+        if (!forwarder) {
+          forwarder = createServer((req, res) => {
+            const target = new URL(req.url!, proxy.url);
+            const chunks: Buffer[] = [];
+            req.on('data', (c: Buffer) => chunks.push(c));
+            req.on('end', () => {
+              const upstream = httpRequest(target, { method: req.method, headers: req.headers }, (answer) => {
+                res.writeHead(answer.statusCode!, answer.headers);
+                answer.pipe(res);
+              });
+              upstream.end(Buffer.concat(chunks));
+            });
+          });
+          await new Promise<void>((resolve) => forwarder!.listen(port, '127.0.0.1', resolve));
+        }
+        throw error;
+      }
+    };
+    try {
+      const client = new Matricula({ apiKey: secret, baseUrl: `http://127.0.0.1:${port}`, fetch: recordingFetch });
+      const created = await client.sessions.create({
+        appId,
+        purpose: 'Refused',
+        requiredClaims: ['is_active_student'],
+      });
+      assert.match(created.sessionId, /^sess_/);
+      assert.deepEqual(
+        attempts.map((a) => a.error),
+        ['ECONNREFUSED', undefined],
+      );
+      assert.equal(new Set(attempts.map((a) => a.key)).size, 1, 'the same key on both attempts');
+      assert.equal(proxy.seen.length, 1);
+      assert.equal(proxy.seen[0]['idempotency-key'], attempts[0].key);
+
+      const closedPort = await freePort();
+      let calls = 0;
+      const counting: typeof fetch = (input, init) => {
+        calls++;
+        return fetch(input, init);
+      };
+      const refused = new Matricula({
+        apiKey: secret,
+        baseUrl: `http://127.0.0.1:${closedPort}`,
+        maxRetries: 1,
+        fetch: counting,
+      });
+      const error = await refused.sessions.retrieve('sess_x').catch((e: unknown) => e);
+      assert.ok(error instanceof MatriculaError);
+      assert.deepEqual([error.code, error.status, calls], ['network_error', 0, 2]);
+    } finally {
+      await proxy.close();
+      await new Promise((r) => (forwarder ? forwarder.close(r) : r(undefined)));
+    }
+  });
+
   test('apps, keys, webhooks and deliveries, and verify', async () => {
     const app = await matricula.apps.create({ name: 'SDK app', environment: 'sandbox' });
     assert.ok((await matricula.apps.list().toArray()).some((a) => a.id === app.id));
@@ -221,6 +365,39 @@ forEachDialect('SDK against a real server', (dialect) => {
     assert.equal(outcome.failureReason, 'malformed_presentation');
 
     assert.equal((await matricula.apps.archive(app.id)).status, 'archived');
+  });
+});
+
+describe('Matricula.webhooks, the receiver side', () => {
+  const secret = newSigningSecret();
+  const t = Math.floor(Date.now() / 1000);
+  const sign = (body: string) => ({
+    'x-service-signature': signPayload(body, [secret], t),
+    'webhook-id': 'evt_sdk',
+    'webhook-timestamp': String(t),
+    'webhook-signature': signStandardWebhook('evt_sdk', body, [secret], t),
+  });
+
+  test('verify returns the event; a signed body that is not an event is invalid_payload, not a crash', () => {
+    const body = JSON.stringify({ id: 'evt_sdk', event: 'webhook.test', data: {} });
+    assert.deepEqual(Matricula.webhooks.verify(body, sign(body), secret), JSON.parse(body));
+    for (const signed of ['not json', '[]', '{"id":1}']) {
+      assert.throws(
+        () => Matricula.webhooks.verify(signed, sign(signed), secret),
+        (error: unknown) => error instanceof WebhookVerificationError && error.reason === 'invalid_payload',
+        signed,
+      );
+    }
+  });
+
+  test('verifySignature answers a value; no secret at all is a TypeError (a misconfiguration)', () => {
+    const body = '{"id":"evt_sdk","event":"webhook.test","data":{}}';
+    const outcome = Matricula.webhooks.verifySignature(body, sign(body), secret);
+    assert.deepEqual(outcome.ok && outcome.schemes, ['standard-webhooks', 'x-service']);
+    const stale = Matricula.webhooks.verifySignature(body, sign(body), secret, { now: (t + 301) * 1000 });
+    assert.equal(!stale.ok && stale.reason, 'timestamp_outside_tolerance');
+    assert.throws(() => Matricula.webhooks.verify(body, sign(body), ''), TypeError);
+    assert.throws(() => Matricula.webhooks.verify(body, sign(body), []), TypeError);
   });
 });
 

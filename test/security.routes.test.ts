@@ -146,6 +146,15 @@ async function buildWorld(h: Harness): Promise<World> {
   };
 }
 
+/**
+ * What must hold before the owner's request can succeed, for operations that need more than a
+ * fresh resource: a session is redacted only once it has ended.
+ */
+const OWNER_PRECONDITIONS: Record<string, (h: Harness, r: ResourceSet, auth: Headers) => Promise<unknown>> = {
+  'POST /verification/v1/sessions/{sessionId}/redact': (h, r, auth) =>
+    call(h, { method: 'POST', url: `/verification/v1/sessions/${r.sessionId}/cancel` }, auth, 200),
+};
+
 /** Fresh resources of the home organization in `environment`, for requests that may change them. */
 async function freshResources(h: Harness, world: World, environment: Environment): Promise<ResourceSet> {
   const { auth } = world.home[environment];
@@ -393,7 +402,9 @@ forEachDialect('security of every route', (dialect) => {
   test("the owner's same request succeeds, and its Idempotency-Key replays for no one else", async (t) => {
     for (const op of bearerOperations()) {
       await t.test(op.id, async () => {
-        const request = requestFor(op, await freshResources(h, world, 'sandbox'));
+        const resources = await freshResources(h, world, 'sandbox');
+        await OWNER_PRECONDITIONS[op.id]?.(h, resources, world.home.sandbox.auth);
+        const request = requestFor(op, resources);
         const idempotency: Headers =
           op.method === 'POST' ? { 'idempotency-key': `security-${randomBytes(6).toString('hex')}` } : {};
         const owner = world.home.sandbox.auth;

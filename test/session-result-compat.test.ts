@@ -21,11 +21,13 @@ forEachDialect('results stored before failureMessage', (dialect) => {
       .execute();
     const session = (await getSession(h, tenant, s.sessionId)).json().data;
     assert.equal(session.status, 'completed');
-    // Read in today's shape: failureMessage null, and the spec 6.3 claim keys present as null.
+    // Read in today's shape: failureMessage null, the spec 6.3 claim keys present as null, and the
+    // only wallet protocol there was then.
     assert.deepEqual(session.result, {
       ...old,
       claims: { is_active_student: null, academic_level: null, valid_until: null },
       failureMessage: null,
+      protocol: 'matricula',
     });
   });
 });

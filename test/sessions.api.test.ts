@@ -3,7 +3,16 @@ import { test } from 'node:test';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { createSession, getSession } from './support/sessions.ts';
 
-const CREATED_FIELDS = ['challengeNonce', 'expiresAt', 'qrPayload', 'sessionId', 'status', 'verificationUrl'];
+// Spec 2.1, plus openid4vpUri (issue 11: the same request for standard OpenID4VP wallets).
+const CREATED_FIELDS = [
+  'challengeNonce',
+  'expiresAt',
+  'openid4vpUri',
+  'qrPayload',
+  'sessionId',
+  'status',
+  'verificationUrl',
+];
 
 forEachDialect('verification sessions API', (dialect) => {
   let h: Harness;

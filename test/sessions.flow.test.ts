@@ -68,6 +68,7 @@ forEachDialect('verification flow', (dialect) => {
       assert.equal(session.completedAt, h.clock.now().toISOString());
       assert.deepEqual(session.result, {
         verified: true,
+        protocol: 'matricula',
         format,
         university: { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' },
         // Groth16 proves valid_until > now without revealing the date.
@@ -85,7 +86,14 @@ forEachDialect('verification flow', (dialect) => {
       assert.deepEqual(Object.keys(completed).sort(), ['appId', 'createdAt', 'data', 'environment', 'event', 'id']);
       assert.match(completed.id, /^evt_/);
       assert.equal(completed.environment, 'sandbox');
-      assert.deepEqual(Object.keys(completed.data).sort(), ['claims', 'sessionId', 'university', 'verified']);
+      assert.deepEqual(Object.keys(completed.data).sort(), [
+        'claims',
+        'protocol',
+        'sessionId',
+        'university',
+        'verified',
+      ]);
+      assert.equal(completed.data.protocol, 'matricula');
       assert.deepEqual(completed.data.university, session.result.university);
       assert.deepEqual(completed.data.claims, session.result.claims);
       const approved = (await events('consent.approved')).find((e) => e.data.sessionId === s.sessionId);
@@ -249,6 +257,7 @@ forEachDialect('verification flow', (dialect) => {
     assert.equal(session.status, 'completed');
     assert.deepEqual(session.result, {
       verified: false,
+      protocol: 'matricula',
       format: null,
       university: null,
       claims: { is_active_student: null, academic_level: null, valid_until: null },

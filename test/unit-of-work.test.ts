@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EVENT_TYPES, type EventType } from '../src/domain/events.ts';
 import { expireDueSessions } from '../src/services/expiry.ts';
+import { applyResultRetention } from '../src/services/redaction.ts';
 import type { Store } from '../src/store/db.ts';
 import type { DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
@@ -115,6 +116,54 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
         });
       });
 
+      test('verification.redacted', async () => {
+        const session = await createSession(h, tenant);
+        await delivered('verification.cancelled', async () => {
+          const res = await h.app.inject({
+            method: 'POST',
+            url: `/verification/v1/sessions/${session.sessionId}/cancel`,
+            headers: tenant.auth,
+          });
+          assert.equal(res.statusCode, 200);
+        });
+        await delivered('verification.redacted', async () => {
+          const res = await h.app.inject({
+            method: 'POST',
+            url: `/verification/v1/sessions/${session.sessionId}/redact`,
+            headers: tenant.auth,
+          });
+          assert.equal(res.statusCode, 200, res.body);
+        });
+      });
+
+      test('verification.redacted (result retention)', async () => {
+        const session = await createSession(h, tenant, { expiresInSeconds: 30 });
+        h.clock.set(new Date(Date.parse(session.expiresAt) + h.config.resultRetentionDays * 86_400_000));
+        // The sessions of the tests before ended long ago too: their expiry and redaction go out
+        // as well, and must be out before a test counts its requests.
+        await expireDueSessions(h.services);
+        await drained();
+        await delivered('verification.redacted', () => applyResultRetention(h.services));
+        await drained();
+      });
+
+      /** Waits until no delivery is due or being sent. */
+      async function drained(): Promise<void> {
+        await waitUntil(async () => {
+          const open = await h.store.db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where((eb) =>
+              eb.or([
+                eb('status', '=', 'sending'),
+                eb.and([eb('status', '=', 'pending'), eb('due_at', '<=', h.clock.now().toISOString())]),
+              ]),
+            )
+            .execute();
+          return open.length === 0;
+        }, 'every due delivery to be delivered');
+      }
+
       test('verification.expired (the sweeper)', async () => {
         await createSession(h, tenant, { expiresInSeconds: 30 });
         h.clock.advance(31_000);
@@ -199,6 +248,7 @@ describe('unit of work', () => {
       'verification.cancelled',
       'verification.completed',
       'verification.expired',
+      'verification.redacted',
       'webhook.test',
     ]);
   });

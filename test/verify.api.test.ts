@@ -47,19 +47,23 @@ forEachDialect('direct verify and events API', (dialect) => {
       [{ format: 'sd-jwt-vc', presentation: good, nonce, audience: 'https://elsewhere.example' }, 'audience_mismatch'],
       [{ format: 'sd-jwt-vc', presentation: BUILDERS['sd-jwt-vc'].tamper(good), nonce }, 'invalid_disclosure'],
       [{ format: 'bbs', presentation: good, nonce }, 'malformed_presentation'],
+      // Each judged presentation spends its nonce (finding 2), so each has one of its own.
       [
         {
           format: 'sd-jwt-vc',
-          presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, student: { active: false } }),
-          nonce,
+          presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce: `${nonce}-1`, student: { active: false } }),
+          nonce: `${nonce}-1`,
         },
         'student_inactive',
       ],
       [
         {
           format: 'sd-jwt-vc',
-          presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, disclose: ['is_active_student'] }),
-          nonce,
+          presentation: await buildPresentation(h, 'sd-jwt-vc', {
+            nonce: `${nonce}-2`,
+            disclose: ['is_active_student'],
+          }),
+          nonce: `${nonce}-2`,
           requiredClaims: ['university_domain'],
         },
         'claim_not_disclosed',
@@ -68,8 +72,8 @@ forEachDialect('direct verify and events API', (dialect) => {
       [
         {
           format: 'bbs',
-          presentation: await buildPresentation(h, 'bbs', { nonce, disclose: ['is_active_student'] }),
-          nonce,
+          presentation: await buildPresentation(h, 'bbs', { nonce: `${nonce}-3`, disclose: ['is_active_student'] }),
+          nonce: `${nonce}-3`,
         },
         'claim_not_disclosed',
       ],
@@ -77,10 +81,10 @@ forEachDialect('direct verify and events API', (dialect) => {
         {
           format: 'bbs',
           presentation: await buildPresentation(h, 'bbs', {
-            nonce,
+            nonce: `${nonce}-4`,
             student: { validUntil: '2026-01-01T00:00:00.000Z' },
           }),
-          nonce,
+          nonce: `${nonce}-4`,
         },
         'credential_expired',
       ],
@@ -101,8 +105,8 @@ forEachDialect('direct verify and events API', (dialect) => {
     assert.equal(
       await messageOf({
         format: 'sd-jwt-vc',
-        presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce, student: { active: false } }),
-        nonce,
+        presentation: await buildPresentation(h, 'sd-jwt-vc', { nonce: `${nonce}-5`, student: { active: false } }),
+        nonce: `${nonce}-5`,
       }),
       'The credential does not show an active student.',
     );
@@ -122,6 +126,67 @@ forEachDialect('direct verify and events API', (dialect) => {
       academic_level: null,
       valid_until: null,
     });
+  });
+
+  test('without requiredClaims a presentation is judged on, and reports, what it discloses', async () => {
+    const nonce = 'nonce_judged-on-disclosure';
+    const presentation = await buildPresentation(h, 'sd-jwt-vc', {
+      nonce,
+      disclose: ['is_active_student', 'university_domain', 'academic_level'],
+    });
+    const res = await verify({ format: 'sd-jwt-vc', presentation, nonce });
+    assert.equal(res.json().data.verified, true, res.body);
+    assert.deepEqual(res.json().data.claims, {
+      is_active_student: true,
+      university_domain: 'sandbox-state.example',
+      academic_level: 'undergraduate',
+      valid_until: null,
+    });
+    // Nothing asked, but being an active student and current is still what verified means.
+    const quietNonce = 'nonce_judged-on-disclosure-bbs';
+    const quiet = await buildPresentation(h, 'bbs', { nonce: quietNonce, disclose: ['academic_level'] });
+    const judged = (await verify({ format: 'bbs', presentation: quiet, nonce: quietNonce })).json().data;
+    assert.equal(judged.verified, false);
+    assert.equal(judged.failureReason, 'claim_not_disclosed');
+  });
+
+  test('groth16: the body is judged on what the proof discloses; disclosing more than asked is unrequested_disclosure', async () => {
+    const nonce = 'nonce_groth16-direct';
+    const withLevel = await buildPresentation(h, 'groth16', {
+      nonce,
+      disclose: ['is_active_student', 'academic_level', 'valid_until'],
+    });
+    // Asked for less than the proof states: a precise reason, and the nonce is not spent.
+    const over = (
+      await verify({ format: 'groth16', presentation: withLevel, nonce, requiredClaims: ['is_active_student'] })
+    ).json().data;
+    assert.equal(over.verified, false);
+    assert.equal(over.failureReason, 'unrequested_disclosure');
+    assert.match(over.failureMessage, /academic_level, which was not requested/);
+    const asIs = (await verify({ format: 'groth16', presentation: withLevel, nonce })).json().data;
+    assert.equal(asIs.verified, true, JSON.stringify(asIs));
+    assert.deepEqual(asIs.claims, {
+      is_active_student: true,
+      university_domain: 'sandbox-state.example',
+      academic_level: 'undergraduate',
+      valid_until: null,
+    });
+    // The level asked for but withheld by the proof: it verifies and then does not qualify.
+    const hiddenNonce = 'nonce_groth16-direct-hidden';
+    const withoutLevel = await buildPresentation(h, 'groth16', {
+      nonce: hiddenNonce,
+      disclose: ['is_active_student', 'valid_until'],
+    });
+    const withheld = (
+      await verify({
+        format: 'groth16',
+        presentation: withoutLevel,
+        nonce: hiddenNonce,
+        requiredClaims: ['academic_level'],
+      })
+    ).json().data;
+    assert.equal(withheld.verified, false);
+    assert.equal(withheld.failureReason, 'claim_not_disclosed');
   });
 
   test('a live key sees sandbox credentials as untrusted', async () => {
@@ -209,5 +274,47 @@ forEachDialect('direct verify and events API', (dialect) => {
       })
     ).json().data;
     assert.equal(liveList.length, 0);
+  });
+});
+
+forEachDialect('OPENID4VP_ACCEPTED_VCT holds for every protocol', (dialect) => {
+  let h: Harness;
+  let tenant: Tenant;
+  // StudentCredential, the sandbox credentials' vct, is not among the accepted types here.
+  useHarness(
+    dialect,
+    (ready, readyTenant) => {
+      h = ready;
+      tenant = readyTenant;
+    },
+    { OPENID4VP_ACCEPTED_VCT: 'urn:example:OtherCredential' },
+  );
+
+  test('/verify refuses an sd-jwt-vc whose vct is not accepted', async () => {
+    const nonce = 'nonce_vct-check';
+    const presentation = await buildPresentation(h, 'sd-jwt-vc', { nonce });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/verification/v1/verify',
+      headers: tenant.auth,
+      payload: { format: 'sd-jwt-vc', presentation, nonce },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().data.verified, false);
+    assert.equal(res.json().data.failureReason, 'malformed_presentation');
+    assert.match(res.json().data.failureMessage, /urn:example:OtherCredential/);
+  });
+
+  test("a session's own wallet protocol refuses it too", async () => {
+    const s = await createSession(h, tenant);
+    const presentation = await buildPresentation(h, 'sd-jwt-vc', { nonce: s.challengeNonce });
+    assert.equal((await consent(h, s)).statusCode, 200);
+    const res = await h.app.inject({
+      method: 'POST',
+      url: `/verification/v1/sessions/${s.sessionId}/presentation`,
+      payload: { nonce: s.challengeNonce, format: 'sd-jwt-vc', presentation },
+    });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(res.json().error.reason, 'malformed_presentation');
   });
 });

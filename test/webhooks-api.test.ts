@@ -513,7 +513,7 @@ forEachDialect('webhook URL refusal at registration (production policy)', (diale
   });
 });
 
-test('configuration: one retry-schedule parser, and a lease longer than one attempt', () => {
+test('configuration: one retry-schedule parser, and a short lease the heartbeat renews', () => {
   assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5, 30' }).webhookRetrySchedule, [5, 30]);
   assert.throws(
     () => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '10,700000' }),
@@ -522,9 +522,9 @@ test('configuration: one retry-schedule parser, and a lease longer than one atte
       err.message ===
         'Invalid configuration: WEBHOOK_RETRY_SCHEDULE entry 2 (700000 s) is longer than one week (604800 s); the values are seconds',
   );
-  assert.equal(loadConfig({}).webhookLeaseSeconds, 60);
-  assert.equal(loadConfig({ WEBHOOK_LEASE_SECONDS: '15' }).webhookLeaseSeconds, 15);
-  for (const bad of ['14', '0', 'sixty', '3601']) {
+  assert.equal(loadConfig({}).webhookLeaseSeconds, 10);
+  assert.equal(loadConfig({ WEBHOOK_LEASE_SECONDS: '3' }).webhookLeaseSeconds, 3);
+  for (const bad of ['2', '0', 'sixty', '3601']) {
     assert.throws(
       () => loadConfig({ WEBHOOK_LEASE_SECONDS: bad }),
       (err: unknown) => err instanceof ConfigError && /WEBHOOK_LEASE_SECONDS/.test(err.message),

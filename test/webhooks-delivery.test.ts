@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
 import { unixSeconds } from '../src/webhooks/signature.ts';
-import { verifyWebhookSignature } from '../src/webhooks/verify-signature.ts';
+import { verifyWebhookSignature } from '../packages/sdk/src/webhooks.ts';
 import { claimDueDeliveries, recordAttempt } from '../src/store/webhook-deliveries.ts';
 import type { DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
@@ -152,6 +152,8 @@ forEachDialect('webhook delivery', (dialect) => {
         academic_level: null,
         valid_until: null,
       },
+      // An addition to 6.3: which wallet protocol answered.
+      protocol: 'matricula',
     });
     assert.equal(completed.appId, tenant.appId);
     for (const request of receiver.requests) {

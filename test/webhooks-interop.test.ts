@@ -3,7 +3,8 @@ import { after, afterEach, before, beforeEach, test } from 'node:test';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { Webhook as SvixWebhook } from 'svix';
-import { verifyWebhookSignature } from '../src/webhooks/verify-signature.ts';
+import { Matricula, WebhookVerificationError } from '../packages/sdk/src/index.ts';
+import { verifyWebhookSignature } from '../packages/sdk/src/webhooks.ts';
 import type { DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { startWebhookReceiver, type RecordedRequest, type WebhookReceiver } from './support/webhook-receiver.ts';
@@ -86,6 +87,14 @@ forEachDialect('webhook interoperability', (dialect) => {
       schemes: ['standard-webhooks', 'x-service'],
       webhookId: envelope.id,
     });
+    // The SDK's Stripe/Svix-like form: the typed event, from all the headers or from either scheme alone.
+    const event = Matricula.webhooks.verify(request.body, request.headers, endpoint.secret);
+    assert.deepEqual(event, envelope);
+    assert.equal(event.event === 'verification.completed' && event.data.verified, true);
+    const client = new Matricula({ apiKey: 'sk_test_unused', baseUrl: 'http://127.0.0.1:9' });
+    assert.deepEqual(client.webhooks.constructEvent(body, headers['x-service-signature'], endpoint.secret), envelope);
+    const { 'x-service-signature': _, ...standardOnly } = headers;
+    assert.deepEqual(Matricula.webhooks.constructEvent(body, standardOnly, [endpoint.secret]), envelope);
 
     // A forged body, or another secret, is refused by every library.
     const forged = body.replace('"verified":true', '"verified":false');
@@ -99,6 +108,20 @@ forEachDialect('webhook interoperability', (dialect) => {
     const other = (await createEndpoint(h, tenant, `${receiver.url}/other`)).secret;
     assert.throws(() => new StandardWebhook(other).verify(body, headers), /No matching signature/);
     assert.equal(verifyWebhookSignature(forged, request.headers, endpoint.secret).ok, false);
+    for (const [raw, secret, scheme] of [
+      [forged, endpoint.secret, 'standard-webhooks'],
+      [body, other, 'standard-webhooks'],
+    ] as const) {
+      assert.throws(
+        () => Matricula.webhooks.verify(raw, request.headers, secret),
+        (error: unknown) =>
+          error instanceof WebhookVerificationError && error.reason === 'signature_mismatch' && error.scheme === scheme,
+      );
+    }
+    assert.throws(
+      () => Matricula.webhooks.verify(body, { 'x-service-signature': headers['x-service-signature'] }, other),
+      (error: unknown) => error instanceof WebhookVerificationError && error.scheme === 'x-service',
+    );
   });
 
   test('webhook-id is the event id on every retry; the timestamp and signature are of each attempt', async () => {

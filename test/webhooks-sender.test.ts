@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_RETRY_SCHEDULE_SECONDS,
   maxAttempts,
@@ -16,7 +17,8 @@ import { buildDeliveryHeaders, RESPONSE_BODY_LIMIT_BYTES, sendWebhook } from '..
 import { signPayload, signStandardWebhook } from '../src/webhooks/signature.ts';
 import { newSigningSecret } from '../src/webhooks/secrets.ts';
 import { createGuardedDispatcher } from '../src/webhooks/ssrf.ts';
-import { verifyWebhookSignature } from '../src/webhooks/verify-signature.ts';
+import { verifyWebhookSignature } from '../packages/sdk/src/webhooks.ts';
+import { plainNodeProject, type PlainNodeProject } from './support/plain-node.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 const BODY = JSON.stringify({
@@ -320,11 +322,11 @@ describe('retry schedule', () => {
   });
 });
 
-describe('the receiver example of docs/webhooks.md', () => {
-  const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+describe('the receiver example of docs/webhooks.md, under plain node', () => {
   const oldSecret = newSigningSecret();
   const newSecret = newSigningSecret();
   const dispatcher = createGuardedDispatcher({ allowPrivateTargets: true });
+  let project: PlainNodeProject;
   let child: ChildProcess;
   let url: string;
 
@@ -332,11 +334,13 @@ describe('the receiver example of docs/webhooks.md', () => {
     const doc = await readFile(new URL('../docs/webhooks.md', import.meta.url), 'utf8');
     const section = doc.slice(doc.indexOf('### A complete receiver'));
     const code = /```js\n([\s\S]*?)```/.exec(section)?.[1];
-    assert.ok(code?.includes("from 'matricula/webhooks'"), 'the example imports the published module');
-    // Evaluated from the repository root, so 'matricula/webhooks' resolves through package.json
-    // "exports" exactly as it does for an integrator.
-    child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code!], {
-      cwd: repoRoot,
+    assert.ok(code?.includes("from '@matricula/sdk/webhooks'"), 'the example imports the published SDK');
+    // An integrator's project with the SDK installed compiled: the example runs with plain node (no
+    // tsx, no loader), so it resolves '@matricula/sdk/webhooks' through the package's "exports".
+    project = plainNodeProject();
+    writeFileSync(join(project.dir, 'receiver.mjs'), code!);
+    child = spawn(process.execPath, ['receiver.mjs'], {
+      cwd: project.dir,
       env: { ...process.env, PORT: '0', MATRICULA_WEBHOOK_SECRET: `${newSecret},${oldSecret}` },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -356,6 +360,7 @@ describe('the receiver example of docs/webhooks.md', () => {
       child.kill();
       await once(child, 'exit');
     }
+    project?.remove();
   });
 
   function deliver(deliveryId: string, options: { body?: string; secrets?: string[]; t?: number } = {}) {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { signPayload, signStandardWebhook, unixSeconds } from '../src/webhooks/signature.ts';
 import { isSigningSecret, newSigningSecret } from '../src/webhooks/secrets.ts';
-import { standardWebhooksKey, verifyWebhookSignature } from '../src/webhooks/verify-signature.ts';
+import { standardWebhooksKey, verifyWebhookSignature } from '../packages/sdk/src/webhooks.ts';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 const T = unixSeconds(NOW);

@@ -114,7 +114,7 @@ describe('checkWebhookUrl (registration)', () => {
       ok: false,
       reason: 'forbidden_address',
       message:
-        'hooks.attacker.example resolves to 127.0.0.1, a loopback address; webhooks must target public addresses.',
+        'hooks.attacker.example resolves to 127.0.0.1, a loopback address; only public addresses may be reached.',
     });
   });
 

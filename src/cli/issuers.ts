@@ -1,9 +1,17 @@
 import { readFileSync } from 'node:fs';
 import type { Environment } from '../domain/environment.ts';
-import { addIssuer, registeredIssuers, removeIssuer } from '../services/trust-registry.ts';
+import { parsePemCertificate } from '../proofs/x509.ts';
+import { createIssuerPublications } from '../services/deps.ts';
+import {
+  addIssuer,
+  refreshIssuerMetadata,
+  registeredIssuer,
+  registeredIssuers,
+  removeIssuer,
+} from '../services/trust-registry.ts';
 import type { StoredIssuer } from '../store/issuers.ts';
 import { adminCall, adminTarget, ADMIN_URL_OPTION, ADMIN_USAGE, type AdminTarget } from './admin-client.ts';
-import { printJson, requireOption, UsageError, type Command } from './command.ts';
+import { printJson, UsageError, type Command } from './command.ts';
 
 function readJsonFile(path: string): unknown {
   let text: string;
@@ -40,26 +48,78 @@ async function listThroughAdmin(admin: AdminTarget, environment?: string): Promi
   return issuers.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** The issuer definition: the --file JSON, if any, with the flags laid over it. */
+function issuerInput(values: Record<string, unknown>): Record<string, unknown> {
+  const file = values.file as string | undefined;
+  const input = file === undefined ? {} : readJsonFile(file);
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new UsageError(`${file} must hold a JSON object`);
+  const merged = { ...(input as Record<string, unknown>) };
+  for (const field of ['name', 'domain', 'country', 'environment'] as const)
+    if (values[field] !== undefined) merged[field] = values[field];
+  const anchors = (values.anchor as string[] | undefined) ?? [];
+  if (anchors.length)
+    merged.anchors = [...((merged.anchors as unknown[] | undefined) ?? []), ...anchors.map((path) => readText(path))];
+  if (values.metadata !== undefined) merged.metadataIssuer = values.metadata;
+  if (file === undefined && anchors.length === 0 && values.metadata === undefined)
+    throw new UsageError(
+      'give --file ISSUER.json, or --anchor CERT.pem / --metadata URL with --name, --domain, --country, --environment',
+    );
+  return merged;
+}
+
+/** How a university is trusted, in a few words: formats of its raw keys, anchors, metadata. */
+function trustSummary(issuer: StoredIssuer): string {
+  const parts = [...Object.keys(issuer.keys ?? {})];
+  if (issuer.anchors?.length) parts.push(`x509 anchors: ${issuer.anchors.length}`);
+  if (issuer.metadataIssuer) parts.push(`metadata: ${issuer.metadataIssuer}`);
+  return parts.join(', ');
+}
+
 export const issuersAdd: Command = {
   path: ['issuers', 'add'],
-  summary: 'Add a university to the trust registry from a JSON file',
+  summary: 'Add a university to the trust registry (raw keys, X.509 anchors, issuer metadata)',
   usage:
-    'matricula issuers add --file ISSUER.json [--admin-url URL] [--json]\n\n' +
+    'matricula issuers add --file ISSUER.json [--anchor CERT.pem]... [--metadata URL] [--admin-url URL] [--json]\n' +
+    'matricula issuers add --name N --domain D --country CC --environment sandbox|live\n' +
+    '                      (--anchor CERT.pem... | --metadata https://issuer) [--json]\n\n' +
     'The file: {"name", "domain", "country" (ISO 3166 alpha-2), "environment" ("sandbox"|"live"),\n' +
     ' "keys": {"sdJwtVc": <public JWK, P-256 or Ed25519>, "bbs": <base64url BLS12-381 G2 key>,\n' +
-    '          "babyJubJub": {"x", "y"} (decimal)}} with at least one key.\n' +
+    '          "babyJubJub": {"x", "y"} (decimal)},\n' +
+    ' "anchors": [<PEM CA certificate>], "metadataIssuer": "https://…"} with at least one of them.\n' +
     'Every key must be a valid point of its curve (prime-order subgroup, not the identity), and a\n' +
-    `live university may not use a published sandbox key.\n\n${ADMIN_USAGE}`,
-  options: { file: { type: 'string' }, json: { type: 'boolean' }, ...ADMIN_URL_OPTION },
+    'live university may not use a published sandbox key. --anchor adds an X.509 trust anchor (a CA\n' +
+    'certificate): sd-jwt-vc credentials whose x5c chain leads to it and names the issuer verify.\n' +
+    "--metadata trusts the keys of the issuer's /.well-known/jwt-vc-issuer (docs/trust.md).\n\n" +
+    ADMIN_USAGE,
+  options: {
+    file: { type: 'string' },
+    anchor: { type: 'string', multiple: true },
+    metadata: { type: 'string' },
+    name: { type: 'string' },
+    domain: { type: 'string' },
+    country: { type: 'string' },
+    environment: { type: 'string' },
+    json: { type: 'boolean' },
+    ...ADMIN_URL_OPTION,
+  },
   async run(values, _positionals, ctx) {
-    const input = readJsonFile(requireOption(values, 'file'));
+    const input = issuerInput(values);
     const admin = adminTarget(values, ctx);
     let issuer: StoredIssuer;
     if (admin) {
       issuer = (await adminCall<{ data: StoredIssuer }>(admin, 'POST', '/admin/v1/issuers', input)).data;
     } else {
       const store = await ctx.openStore();
-      const added = await addIssuer({ db: store.db, clock: ctx.clock }, input);
+      const added = await addIssuer({ db: store.db, clock: ctx.clock, config: ctx.config() }, input);
       if (!added.ok)
         throw new UsageError(
           added.kind === 'invalid' ? `invalid issuer:\n  - ${added.problems.join('\n  - ')}` : added.message,
@@ -68,10 +128,78 @@ export const issuersAdd: Command = {
     }
     const { createdAt: _createdAt, ...shown } = issuer;
     if (values.json) printJson(ctx, shown);
-    else
+    else ctx.stdout(`Added ${issuer.id}  ${issuer.domain} (${issuer.environment})  trust: ${trustSummary(issuer)}`);
+    return 0;
+  },
+};
+
+export const issuersShow: Command = {
+  path: ['issuers', 'show'],
+  summary: 'Show one university of the trust registry: keys, anchors (subject, validity), metadata',
+  usage: `matricula issuers show ISSUER_ID [--admin-url URL] [--json]\n\n${ADMIN_USAGE}`,
+  options: { json: { type: 'boolean' }, ...ADMIN_URL_OPTION },
+  async run(values, positionals, ctx) {
+    const id = positionals[0];
+    if (!id || positionals.length > 1) throw new UsageError('give exactly one issuer id');
+    const admin = adminTarget(values, ctx);
+    const issuer = admin
+      ? (await adminCall<{ data: StoredIssuer }>(admin, 'GET', `/admin/v1/issuers/${encodeURIComponent(id)}`)).data
+      : await registeredIssuer({ db: (await ctx.openStore()).db }, id);
+    if (!issuer) throw new UsageError(`no issuer ${id}`);
+    if (values.json) {
+      printJson(ctx, issuer);
+      return 0;
+    }
+    ctx.stdout(`${issuer.id}  ${issuer.name}  ${issuer.domain} (${issuer.country}, ${issuer.environment})`);
+    for (const [format, key] of Object.entries(issuer.keys ?? {}))
+      ctx.stdout(`  key ${format}: ${JSON.stringify(key)}`);
+    for (const pem of issuer.anchors ?? []) {
+      const cert = parsePemCertificate(pem);
       ctx.stdout(
-        `Added ${issuer.id}  ${issuer.domain} (${issuer.environment})  formats: ${Object.keys(issuer.keys).join(', ')}`,
+        cert
+          ? `  x509 anchor: ${cert.subject.replace(/\n/g, ', ')}  valid ${cert.validFrom} to ${cert.validTo}`
+          : '  x509 anchor: (unreadable)',
       );
+    }
+    if (issuer.metadataIssuer) ctx.stdout(`  metadata: ${issuer.metadataIssuer} (/.well-known/jwt-vc-issuer)`);
+    return 0;
+  },
+};
+
+export const issuersRefresh: Command = {
+  path: ['issuers', 'refresh'],
+  summary: "Fetch an issuer's /.well-known/jwt-vc-issuer metadata now and show its keys",
+  usage:
+    'matricula issuers refresh ISSUER_ID [--admin-url URL] [--json]\n\n' +
+    'With --admin-url the server fetches and replaces its cached copy at once. Without it, this command\n' +
+    'fetches from here (same SSRF guard, timeout and size limit) to show what the server will see; the\n' +
+    `server's cache then refreshes on its own (ISSUER_METADATA_CACHE_MAX_SECONDS) or on an unknown kid.\n\n${ADMIN_USAGE}`,
+  options: { json: { type: 'boolean' }, ...ADMIN_URL_OPTION },
+  async run(values, positionals, ctx) {
+    const id = positionals[0];
+    if (!id || positionals.length > 1) throw new UsageError('give exactly one issuer id');
+    const admin = adminTarget(values, ctx);
+    let refreshed: { issuer: StoredIssuer; keys: JsonWebKey[] };
+    if (admin) {
+      refreshed = (
+        await adminCall<{ data: typeof refreshed }>(
+          admin,
+          'POST',
+          `/admin/v1/issuers/${encodeURIComponent(id)}/refresh`,
+        )
+      ).data;
+    } else {
+      const db = (await ctx.openStore()).db;
+      const publications = createIssuerPublications({ db, clock: ctx.clock, config: ctx.config() });
+      const outcome = await refreshIssuerMetadata({ db, publications }, id);
+      if (!outcome.ok) throw new UsageError(outcome.message);
+      refreshed = outcome;
+    }
+    if (values.json) printJson(ctx, { issuerId: refreshed.issuer.id, keys: refreshed.keys });
+    else {
+      ctx.stdout(`${refreshed.issuer.id}  ${refreshed.issuer.metadataIssuer}: ${refreshed.keys.length} key(s)`);
+      for (const key of refreshed.keys) ctx.stdout(`  ${JSON.stringify(key)}`);
+    }
     return 0;
   },
 };
@@ -96,7 +224,7 @@ export const issuersList: Command = {
     if (issuers.length === 0) ctx.stdout('The trust registry is empty.');
     for (const i of issuers)
       ctx.stdout(
-        `${i.id}  ${i.environment.padEnd(7)}  ${i.country}  ${i.domain.padEnd(28)}  ${i.name}  [${Object.keys(i.keys).join(', ')}]`,
+        `${i.id}  ${i.environment.padEnd(7)}  ${i.country}  ${i.domain.padEnd(28)}  ${i.name}  [${trustSummary(i)}]`,
       );
     return 0;
   },

@@ -3,11 +3,12 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.ts';
 import { appsList } from './apps.ts';
 import { defaultContext, parseCommandArgs, UsageError, type CliContext, type Command } from './command.ts';
-import { issuersAdd, issuersList, issuersRemove } from './issuers.ts';
+import { issuersAdd, issuersList, issuersRefresh, issuersRemove, issuersShow } from './issuers.ts';
+import { sandboxRevoke } from './sandbox.ts';
 import { keysCreate } from './keys.ts';
 import { eventsTail, listen, webhooksTest } from './listen.ts';
 import { orgCreate } from './org.ts';
-import { walletPresent, walletPresentation } from './wallet.ts';
+import { walletCredential, walletPresent, walletPresentation } from './wallet.ts';
 
 export const COMMANDS: Command[] = [
   orgCreate,
@@ -16,8 +17,12 @@ export const COMMANDS: Command[] = [
   issuersAdd,
   issuersList,
   issuersRemove,
+  issuersShow,
+  issuersRefresh,
+  sandboxRevoke,
   walletPresent,
   walletPresentation,
+  walletCredential,
   listen,
   eventsTail,
   webhooksTest,

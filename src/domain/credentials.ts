@@ -30,11 +30,63 @@ export interface TrustedIssuer {
   country: string;
   /** Sandbox issuers are trusted only for sandbox sessions, live ones only for live sessions. */
   environment: Environment;
+  /** Raw public keys; may be empty when the entry trusts through anchors or metadata. */
   keys: IssuerKeys;
+  /**
+   * X.509 trust anchors (PEM certificates), for `sd-jwt-vc`: a credential whose `x5c` chain
+   * validates to one of them, with a leaf naming `iss`, is signed by this university.
+   */
+  anchors?: string[];
+  /**
+   * Issuer identifier (`https://…`) whose SD-JWT VC issuer metadata (`/.well-known/jwt-vc-issuer`)
+   * publishes this university's `sd-jwt-vc` keys; credentials with exactly this `iss` may use them.
+   */
+  metadataIssuer?: string;
+}
+
+/** What happens when a credential's revocation status cannot be determined (STATUS_LIST_POLICY). */
+export const STATUS_LIST_POLICIES = ['fail_closed', 'warn'] as const;
+export type StatusListPolicy = (typeof STATUS_LIST_POLICIES)[number];
+
+/** The outcome of fetching something an issuer publishes: the value, or why it could not be had. */
+export type Fetched<T> =
+  | { ok: true; value: T }
+  /** `refused`: not fetched at all because the URL is not allowed (not a network failure). */
+  | { ok: false; message: string; refused?: boolean };
+
+/**
+ * What issuers publish over HTTP (metadata, status lists), fetched through the SSRF guard with a
+ * timeout and a size limit, and cached within bounds. The verifier judges what it gets: nothing
+ * here is trusted until its signature is checked.
+ */
+export interface IssuerPublications {
+  /**
+   * The public keys of `issuerIdentifier`'s `/.well-known/jwt-vc-issuer` metadata (`jwks`, or the
+   * set at `jwks_uri`). `refresh` asks for a fresh copy (an unknown `kid`); a copy fetched only
+   * moments ago is returned instead, so that forged `kid`s cannot make us hammer the issuer.
+   */
+  metadataKeys(issuerIdentifier: string, options?: { refresh?: boolean }): Promise<Fetched<JsonWebKey[]>>;
+  /**
+   * The Token Status List token (compact JWT) published at `uri`, cached per its `ttl`/`exp` within
+   * bounds. For a `sandbox` issuer (whose keys are public) only this service's own sandbox lists
+   * are accepted and nothing is fetched: any other URI is `refused`.
+   */
+  statusListToken(uri: string, options?: { sandbox?: boolean }): Promise<Fetched<string>>;
+  /**
+   * Tells the cache that the token fetched from `uri` passed the verifier's checks (signature,
+   * `sub`, `exp`): only then is it kept. A token that was never verified is never served again.
+   */
+  statusListVerified?(uri: string, token: string): void;
+  readonly statusListPolicy: StatusListPolicy;
 }
 
 /** Read access to the trust registry, already narrowed to what may be trusted. */
 export interface TrustRegistry {
   /** Issuers trusted in `environment` that have a key for `format`. */
   issuers(environment: Environment, format: CredentialFormat): Promise<TrustedIssuer[]>;
+  /**
+   * Fetching what issuers publish. Without it, entries trusted through metadata cannot be used and
+   * a credential with a status entry cannot be checked (so it is not accepted, whatever the policy).
+   */
+  publications?: IssuerPublications;
 }

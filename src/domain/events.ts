@@ -5,6 +5,7 @@ export const EVENT_TYPES = [
   'verification.completed',
   'verification.expired',
   'verification.cancelled',
+  'verification.redacted',
   'consent.approved',
   'consent.declined',
   'webhook.test',

@@ -1,9 +1,28 @@
 import type { Clock } from './clock.ts';
 
+/** What one counted request learns: allowed or not, and the figures the RateLimit-* headers carry. */
+export type RateLimitDecision = {
+  /** Requests allowed per window. */
+  limit: number;
+  /** Requests left in this window after this one (0 once refused). */
+  remaining: number;
+  /** Seconds until the window ends and the count starts again (at least 1). */
+  resetSeconds: number;
+} & ({ allowed: true } | { allowed: false; retryAfterSeconds: number });
+
+/**
+ * Clients counted in one window at most. Beyond that (a flood from very many addresses), new
+ * clients share one count, so memory stays bounded and the flood is still limited as a whole.
+ */
+export const MAX_CLIENTS_PER_WINDOW = 100_000;
+const OVERFLOW_CLIENT = '\u0000overflow';
+
 /**
  * A fixed-window rate limit per client: at most `limit` requests in each window of `windowMs`,
  * counted on the injected clock. The counts of a window are dropped when the next one starts, so
- * memory is bounded by the clients of one window.
+ * memory is bounded by the clients of one window. Windows are aligned to the clock (every client's
+ * window ends at the same instant): a client can send up to twice the limit across a boundary,
+ * the known cost of a fixed window, in exchange for one number per client.
  */
 export class FixedWindowLimiter {
   readonly #counts = new Map<string, number>();
@@ -11,21 +30,24 @@ export class FixedWindowLimiter {
 
   constructor(
     private readonly clock: Clock,
-    private readonly limit: number,
-    private readonly windowMs: number,
+    readonly limit: number,
+    readonly windowMs: number,
   ) {}
 
   /** Counts one request of `client`: allowed, or refused with the seconds until the window ends. */
-  take(client: string): { allowed: true } | { allowed: false; retryAfterSeconds: number } {
+  take(client: string): RateLimitDecision {
     const now = this.clock.now().getTime();
     const window = Math.floor(now / this.windowMs);
     if (window !== this.#window) {
       this.#counts.clear();
       this.#window = window;
     }
-    const count = (this.#counts.get(client) ?? 0) + 1;
-    this.#counts.set(client, count);
-    if (count <= this.limit) return { allowed: true };
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(((window + 1) * this.windowMs - now) / 1000)) };
+    const key = this.#counts.has(client) || this.#counts.size < MAX_CLIENTS_PER_WINDOW ? client : OVERFLOW_CLIENT;
+    const count = (this.#counts.get(key) ?? 0) + 1;
+    this.#counts.set(key, count);
+    const resetSeconds = Math.max(1, Math.ceil(((window + 1) * this.windowMs - now) / 1000));
+    const figures = { limit: this.limit, remaining: Math.max(0, this.limit - count), resetSeconds };
+    if (count <= this.limit) return { allowed: true, ...figures };
+    return { allowed: false, retryAfterSeconds: resetSeconds, ...figures };
   }
 }

@@ -12,12 +12,35 @@ export const FAILURE_REASONS = [
   'credential_expired',
   'claim_not_disclosed',
   'too_many_attempts',
+  /** The issuer's status list (IETF Token Status List) marks the credential revoked or suspended. */
+  'credential_revoked',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/** Codes of what a result could not check but accepted by policy. */
+export const RESULT_WARNING_CODES = ['credential_status_unknown'] as const;
+
+/**
+ * A check a result skipped by the operator's choice: `credential_status_unknown` when the
+ * credential's revocation status could not be determined and STATUS_LIST_POLICY is `warn`.
+ */
+export interface ResultWarning {
+  code: (typeof RESULT_WARNING_CODES)[number];
+  message: string;
+}
+
+/**
+ * How the wallet answered: Matricula's own wallet endpoints or OpenID for Verifiable
+ * Presentations 1.0. The session, its events and webhooks are the same either way.
+ */
+export const WALLET_PROTOCOLS = ['matricula', 'openid4vp'] as const;
+export type WalletProtocol = (typeof WALLET_PROTOCOLS)[number];
 
 /** The verified outcome kept once a session completes; raw presentations are never stored. */
 export interface SessionResult {
   verified: boolean;
+  /** Which wallet protocol answered. Results stored before OpenID4VP existed read as `matricula`. */
+  protocol: WalletProtocol;
   format: CredentialFormat | null;
   university: { name: string; domain: string; country: string } | null;
   claims: ReportedClaims;
@@ -27,6 +50,8 @@ export interface SessionResult {
    * verified. Results stored before it existed read as null.
    */
   failureMessage: string | null;
+  /** Present (non-empty) only when a check was skipped by policy; see {@link ResultWarning}. */
+  warnings?: ResultWarning[];
 }
 
 /** A verification session, as stored. */
@@ -49,4 +74,6 @@ export interface Session {
   updatedAt: string;
   consentedAt: string | null;
   completedAt: string | null;
+  /** When its data was erased (domain/redaction.ts); null while it is kept. */
+  redactedAt: string | null;
 }

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { ApiError, ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import { ProofPoolBusyError } from '../proofs/worker/pool.ts';
 
 interface AjvError {
   keyword: string;
@@ -70,6 +71,11 @@ const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
 /** Maps framework errors (body parsing, limits) onto the closed list; anything unknown is a 500. */
 function toApiError(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error;
+  // The proof pool's queue is full: every client slows down, the way a rate limit says it.
+  if (error instanceof ProofPoolBusyError)
+    return new ApiError('rate_limited', 'The service is busy checking other proofs. Try again in a moment.', {
+      retryAfterSeconds: 1,
+    });
   if (error.validation) return validationToApiError(error.validation as AjvError[], error.validationContext);
   const status = error.statusCode ?? 500;
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
@@ -87,6 +93,9 @@ function toApiError(error: FastifyError): ApiError {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.status === 401) reply.header('www-authenticate', 'Bearer');
+  // Every 429 says when to come back (RFC 9110 §10.2.3); a limiter may have set it already.
+  if (error.status === 429 && !reply.hasHeader('retry-after'))
+    reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
   return reply.status(ERROR_STATUS[error.code]).send({
     success: false,
     error: {
@@ -125,6 +134,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    else if (apiError.detail !== undefined)
+      request.log.warn({ code: apiError.code, reason: apiError.reason, detail: apiError.detail }, apiError.message);
     return sendError(request, reply, apiError);
   });
   app.setNotFoundHandler((request, reply) => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.ts';
-import { IDEMPOTENCY_TTL_MS } from '../domain/idempotency.ts';
+import { IDEMPOTENCY_TTL_MS, principalScope, walletScope } from '../domain/idempotency.ts';
 import { ApiError } from '../errors.ts';
 import type { Db } from '../store/db.ts';
 import { claimIdempotencyKey, completeIdempotency, findIdempotency, releaseIdempotency } from '../store/idempotency.ts';
@@ -60,11 +60,11 @@ function stringField(value: unknown, name: string): string | undefined {
  * scope, and its Idempotency-Key is ignored.
  */
 function scopeOf(request: FastifyRequest): string | undefined {
-  if (request.principal) return `${request.principal.orgId}:${request.principal.environment}`;
+  if (request.principal) return principalScope(request.principal.orgId, request.principal.environment);
   const sessionId = stringField(request.params, 'sessionId') ?? stringField(request.body, 'sessionId');
   const nonce = stringField(request.body, 'nonce');
   if (!sessionId || !nonce) return undefined;
-  return `wallet:${createHash('sha256').update(`${sessionId}\n${nonce}`).digest('hex')}`;
+  return walletScope(sessionId, nonce);
 }
 
 /**

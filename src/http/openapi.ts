@@ -8,10 +8,38 @@ type Json = Record<string, unknown>;
 
 interface Response {
   headers?: Json;
+  description?: string;
+  content?: Record<string, { schema?: Json } & Json>;
 }
 interface Operation {
+  summary?: string;
+  tags?: string[];
   parameters?: unknown[];
   responses?: Record<string, Response>;
+}
+
+/** What @fastify/swagger writes when a response schema has no description. */
+const DEFAULT_DESCRIPTION = 'Default Response';
+
+/** `CreatedSession` → `created session`. */
+const words = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+const componentName = (schema: unknown) =>
+  typeof (schema as { $ref?: unknown } | undefined)?.$ref === 'string'
+    ? (schema as { $ref: string }).$ref.split('/').at(-1)
+    : undefined;
+
+/**
+ * A success response's description, for Swagger UI and generators, instead of "Default Response":
+ * what `data` holds (`The session`, `A page of events`), else the operation's summary.
+ */
+export function successDescription(operation: Operation, response: Response): string {
+  const data = (response.content?.['application/json']?.schema?.properties as Json | undefined)?.data as
+    Json | undefined;
+  const single = componentName(data);
+  if (single) return `The ${words(single)}`;
+  const item = data?.type === 'array' ? componentName(data.items) : undefined;
+  if (item) return `A page of ${words(item)} items and the cursor to the next page`;
+  return operation.summary ?? 'Success';
 }
 /** The parts of the document this file completes. */
 export interface OpenApiDocument {
@@ -31,6 +59,55 @@ const HEADERS: Json = {
   IdempotentReplayed: {
     description: 'true when this response is the replay of an earlier request with the same Idempotency-Key',
     schema: { type: 'string', enum: ['true'] },
+  },
+  RetryAfter: {
+    description: 'Seconds to wait before trying again',
+    required: true,
+    schema: { type: 'integer', minimum: 1 },
+  },
+  RateLimitLimit: {
+    description: 'Requests allowed in the current window of this limit (IETF httpapi RateLimit draft)',
+    schema: { type: 'integer', minimum: 1 },
+  },
+  RateLimitRemaining: {
+    description: 'Requests left in the current window of this limit',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  RateLimitReset: {
+    description: 'Seconds until the current window ends and the limit is whole again',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
+
+/** Operations the rate limits skip (http/rate-limit.ts): probes and metrics, by their tags. */
+const NOT_LIMITED_TAGS = ['Health', 'Operations'];
+
+const RATE_LIMIT_HEADERS: Json = {
+  'RateLimit-Limit': { $ref: '#/components/headers/RateLimitLimit' },
+  'RateLimit-Remaining': { $ref: '#/components/headers/RateLimitRemaining' },
+  'RateLimit-Reset': { $ref: '#/components/headers/RateLimitReset' },
+};
+
+const TOO_MANY_REQUESTS = {
+  description:
+    'Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated',
+  content: {
+    'application/json': {
+      schema: { $ref: '#/components/schemas/ErrorResponse' },
+      examples: {
+        rate_limited: {
+          summary: 'rate_limited',
+          value: {
+            success: false,
+            error: {
+              code: 'rate_limited',
+              message: 'Too many requests; retry after the seconds in Retry-After.',
+              requestId: 'req_01jd3q5wq8e5s7v2k4m6n8p0r2',
+            },
+          },
+        },
+      },
+    },
   },
 };
 
@@ -120,12 +197,19 @@ export function completeDocument(document: OpenApiDocument, options: { webhooks:
     for (const method of METHODS) {
       const operation = item[method];
       if (!operation) continue;
+      const limited = !(operation.tags ?? []).some((tag) => NOT_LIMITED_TAGS.includes(tag));
+      if (limited && operation.responses && !operation.responses['429'])
+        operation.responses['429'] = structuredClone(TOO_MANY_REQUESTS);
       if (method === 'post')
         operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        if (status.startsWith('2') && (response.description ?? DEFAULT_DESCRIPTION) === DEFAULT_DESCRIPTION)
+          response.description = successDescription(operation, response);
         const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
         if (method === 'post' && status.startsWith('2'))
           headers['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
+        if (limited && (status.startsWith('2') || status === '429')) Object.assign(headers, RATE_LIMIT_HEADERS);
+        if (status === '429') headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
         response.headers = { ...response.headers, ...headers };
       }
     }

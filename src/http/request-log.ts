@@ -19,18 +19,33 @@ export function requestIdGenerator(trustProxy: boolean): (request: IncomingMessa
 }
 
 /**
- * One access-log line per request at info, when the answer is sent: Fastify's own two ("incoming request"
- * with the full URL, and "request completed") become one with the method, the URL without its
- * nonce, the route, the status and the time taken. No header is logged. Errors of 5xx answers are
- * logged by the error handler beside it, with the same reqId.
+ * What Fastify logs of each request. Its own two lines ("incoming request" with the full URL, and
+ * "request completed") are replaced by at most one, when the answer is sent, with the method, the
+ * URL without its nonce, the route, the status and the time taken; no header is logged.
+ *
+ * - With the access log on (ACCESS_LOG=true), every request gets that line at info.
+ * - Off (the default), only answers that went wrong get it, at error: a 5xx, or a request that
+ *   failed while being answered. A line per request costs about as much as the rest of a cached
+ *   read (bench/README.md), and a proxy in front usually keeps access logs anyway. The error
+ *   handler logs a 5xx's error with the same reqId either way, and every answer carries its id
+ *   in X-Request-Id.
  */
 export class AccessLog extends LogController {
+  readonly #everyRequest: boolean;
+
+  constructor(options: { everyRequest: boolean }) {
+    super();
+    this.#everyRequest = options.everyRequest;
+  }
+
   /** At debug only (off by default): the request has begun, before its body has arrived. */
   override incomingRequest(request: FastifyRequest): void {
     request.log.debug({ method: request.method, url: loggableUrl(request.url) }, 'request received');
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const failed = Boolean(error) || reply.statusCode >= 500;
+    if (!failed && !this.#everyRequest) return;
     const line = {
       method: request.method,
       url: loggableUrl(request.url),
@@ -39,6 +54,7 @@ export class AccessLog extends LogController {
       responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
     };
     if (error) reply.log.error({ ...line, err: error }, 'request');
+    else if (failed) reply.log.error(line, 'request');
     else reply.log.info(line, 'request');
   }
 }

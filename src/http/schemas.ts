@@ -103,11 +103,64 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
  * of `codes`, and 500, which any route can answer.
  */
 export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
-  const statuses = new Set<number>([...codes.map((c) => ERROR_STATUS[c]), 500]);
+  const all = [...new Set<ErrorCode>([...codes, 'internal_error'])];
+  const statuses = new Set<number>(all.map((c) => ERROR_STATUS[c]));
   const out: Record<number, TSchema> = {};
-  for (const status of [...statuses].sort())
-    out[status] = Ref(ErrorBody, { description: STATUS_DESCRIPTIONS[status] ?? 'Error' });
+  for (const status of [...statuses].sort()) {
+    // One example per code this route can answer with this status (Swagger UI shows them in a
+    // list), so that a 401 does not show `invalid_request`, the first code of the enum.
+    const examples = Object.fromEntries(
+      all.filter((code) => ERROR_STATUS[code] === status).map((code) => [code, errorExample(code)]),
+    );
+    // Fastify's content form (as /metrics uses): the schema serializes, `examples` reaches the document.
+    out[status] = {
+      description: STATUS_DESCRIPTIONS[status] ?? 'Error',
+      content: { 'application/json': { schema: Ref(ErrorBody), examples } },
+    } as unknown as TSchema;
+  }
   return out;
+}
+
+/** What each error looks like, as the API words it (the messages are those of the code). */
+const ERROR_EXAMPLES: Record<ErrorCode, { message: string; param?: string; reason?: string }> = {
+  invalid_request: { message: 'requiredClaims must NOT have fewer than 1 items.', param: 'requiredClaims' },
+  presentation_rejected: {
+    message: 'The presentation was rejected: the key-binding JWT is not bound to this session nonce. 4 attempts left.',
+    reason: 'nonce_mismatch',
+  },
+  unauthenticated: { message: 'Invalid API key.' },
+  key_revoked: { message: 'This API key has been revoked.' },
+  forbidden: { message: 'A sandbox key cannot act on live resources.' },
+  not_found: { message: 'No such session.', param: 'sessionId' },
+  method_not_allowed: { message: 'PUT is not allowed on /org/v1/apps; it answers GET, POST.' },
+  invalid_state: { message: 'The session is completed: it can no longer be cancelled.' },
+  idempotency_conflict: {
+    message: 'This Idempotency-Key was already used with a different request.',
+    param: 'Idempotency-Key',
+  },
+  session_expired: { message: 'The session has expired.' },
+  payload_too_large: { message: 'The request body is larger than the limit.' },
+  unsupported_media_type: { message: 'Send the body as application/json.' },
+  rate_limited: { message: 'Too many requests; retry after the seconds in Retry-After.' },
+  internal_error: { message: 'Something went wrong on our side. Quote the request id when you report it.' },
+  service_unavailable: { message: 'The database is not reachable.' },
+};
+
+function errorExample(code: ErrorCode) {
+  const { message, param, reason } = ERROR_EXAMPLES[code];
+  return {
+    summary: code,
+    value: {
+      success: false,
+      error: {
+        code,
+        message,
+        ...(param ? { param } : {}),
+        ...(reason ? { reason } : {}),
+        requestId: 'req_01jd3q5wq8e5s7v2k4m6n8p0r2',
+      },
+    },
+  };
 }
 
 /** Errors of a route that reads a body (POST, PATCH): invalid, too large, not JSON. */

@@ -88,15 +88,35 @@ function finalPanels(s: PortalSession, current: PortalPanel): SafeHtml[] {
 
 async function openPanels(s: PortalSession, current: PortalPanel): Promise<SafeHtml> {
   const qr = await qrSvg(s.qrPayload, `QR code to answer ${s.applicationName}’s request with your student wallet`);
+  const oid4vpQr = await qrSvg(
+    s.openid4vpUri,
+    `QR code to answer ${s.applicationName}’s request with an EU or other OpenID4VP wallet`,
+  );
   const walletLink = `/wallet?payload=${encodeURIComponent(s.qrPayload)}`;
+  // The switch is two radio buttons and CSS (:has), so it works without JavaScript.
   return html`<div class="scan" ${panelAttributes('pending', current)} data-title="Scan to verify">
       <h2 id="scan-heading">Scan with your student wallet</h2>
-      <div class="qr-frame">${qr}</div>
-      <div class="actions">
-        <a class="button button-primary" href="${s.qrPayload}">Open in wallet</a>
-        ${s.environment === 'sandbox' ? html`<a class="button button-secondary" href="${walletLink}" target="_blank" rel="noopener">Open in sandbox wallet</a>` : ''}
+      <div class="wallet-switch" role="radiogroup" aria-label="Which wallet do you use?">
+        <input type="radio" name="wallet" id="wallet-matricula" value="matricula" checked>
+        <label for="wallet-matricula">Student wallet</label>
+        <input type="radio" name="wallet" id="wallet-openid4vp" value="openid4vp">
+        <label for="wallet-openid4vp">EU / OpenID4VP wallet</label>
       </div>
-      <p class="hint">Reading this on your phone? Tap “Open in wallet” instead of scanning.</p>
+      <div class="wallet-option" data-wallet="matricula">
+        <div class="qr-frame">${qr}</div>
+        <div class="actions">
+          <a class="button button-primary" href="${s.qrPayload}">Open in wallet</a>
+          ${s.environment === 'sandbox' ? html`<a class="button button-secondary" href="${walletLink}" target="_blank" rel="noopener">Open in sandbox wallet</a>` : ''}
+        </div>
+        <p class="hint">Reading this on your phone? Tap “Open in wallet” instead of scanning.</p>
+      </div>
+      <div class="wallet-option" data-wallet="openid4vp">
+        <div class="qr-frame">${oid4vpQr}</div>
+        <div class="actions">
+          <a class="button button-primary" href="${s.openid4vpSameDeviceUri}">Open in EU wallet</a>
+        </div>
+        <p class="hint">For wallets that speak OpenID for Verifiable Presentations (EU Digital Identity Wallets and others). On your phone, tap “Open in EU wallet”: it brings you back here.</p>
+      </div>
     </div>
     <div class="waiting" ${panelAttributes('consented', current)} data-title="Approved in your wallet">
       ${ICONS.wait}

@@ -1,7 +1,8 @@
-import { bbsVerifier } from './bbs/index.ts';
+import { createBbsVerifier } from './bbs/index.ts';
 import { createGroth16Verifier } from './groth16/presentation-verifier.ts';
 import { sdJwtVcVerifier } from './sd-jwt-vc/index.ts';
 import type { CredentialFormat, PresentationVerifier } from './types.ts';
+import type { ProofRunner } from './worker/tasks.ts';
 
 export type Verifiers = Readonly<Record<CredentialFormat, PresentationVerifier>>;
 
@@ -9,11 +10,23 @@ export type Verifiers = Readonly<Record<CredentialFormat, PresentationVerifier>>
  * The verifier of every format the service accepts. Groth16 needs its verification keys: the
  * committed sandbox key, and for live sessions the key of the operator's ceremony, if installed.
  */
-export function createVerifiers(options: { groth16LiveVerificationKeyPath?: string } = {}): Verifiers {
+export function createVerifiers(
+  options: {
+    groth16LiveVerificationKeyPath?: string;
+    /**
+     * Where BBS and Groth16 proofs are checked: the service's pool of worker threads, or the
+     * calling thread (the default). SD-JWT VC (well under a millisecond) stays on the caller's.
+     */
+    runner?: ProofRunner;
+  } = {},
+): Verifiers {
   return {
     'sd-jwt-vc': sdJwtVcVerifier,
-    bbs: bbsVerifier,
-    groth16: createGroth16Verifier({ liveVerificationKeyPath: options.groth16LiveVerificationKeyPath }),
+    bbs: createBbsVerifier(options.runner),
+    groth16: createGroth16Verifier({
+      liveVerificationKeyPath: options.groth16LiveVerificationKeyPath,
+      runner: options.runner,
+    }),
   };
 }
 

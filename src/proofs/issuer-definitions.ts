@@ -3,6 +3,7 @@ import { sandboxIssuerPublicKeys as bbsSandboxKeys } from './bbs/index.ts';
 import { sandboxIssuerPublicKeys as babyJubJubSandboxKeys } from './groth16/sandbox-issuers.ts';
 import { issuerKeyProblem } from './issuer-keys.ts';
 import { SANDBOX_UNIVERSITIES } from './sandbox-universities.ts';
+import { anchorProblem } from './x509.ts';
 import { sandboxIssuerPublicKeys as sdJwtSandboxKeys } from './sd-jwt-vc/index.ts';
 import type { IssuerKeys, TrustedIssuer } from '../domain/credentials.ts';
 import type { Environment } from '../domain/environment.ts';
@@ -31,7 +32,7 @@ export function validateIssuerInput(
   const v = (value ?? {}) as Record<string, unknown>;
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return { ok: false, problems: ['the file must hold a JSON object'] };
-  const allowed = new Set(['name', 'domain', 'country', 'environment', 'keys']);
+  const allowed = new Set(['name', 'domain', 'country', 'environment', 'keys', 'anchors', 'metadataIssuer']);
   for (const field of Object.keys(v)) if (!allowed.has(field)) problems.push(`unknown field "${field}"`);
   if (typeof v.name !== 'string' || v.name.trim() === '') problems.push('name: a non-empty string is required');
   if (
@@ -44,12 +45,15 @@ export function validateIssuerInput(
   if (v.environment !== 'sandbox' && v.environment !== 'live')
     problems.push('environment: "sandbox" or "live" is required');
   const keys = (v.keys ?? {}) as Record<string, unknown>;
-  if (typeof v.keys !== 'object' || v.keys === null || Array.isArray(v.keys))
+  const anchors = anchorsOf(v.anchors, problems);
+  const metadataIssuer = metadataIssuerOf(v.metadataIssuer, problems);
+  if (v.keys !== undefined && (typeof v.keys !== 'object' || v.keys === null || Array.isArray(v.keys)))
     problems.push('keys: an object with sdJwtVc, bbs and/or babyJubJub is required');
   else {
     for (const field of Object.keys(keys))
       if (!['sdJwtVc', 'bbs', 'babyJubJub'].includes(field)) problems.push(`keys: unknown format key "${field}"`);
-    if (Object.keys(keys).length === 0) problems.push('keys: at least one public key is required');
+    if (Object.keys(keys).length === 0 && !anchors?.length && metadataIssuer === undefined)
+      problems.push('keys: at least one public key is required (or X.509 anchors, or an issuer metadata URL)');
     // Every key must be a real key of its kind; a live issuer's must not be a published sandbox key.
     const environment = v.environment === 'live' ? 'live' : 'sandbox';
     for (const field of ['sdJwtVc', 'bbs', 'babyJubJub'] as const) {
@@ -67,6 +71,43 @@ export function validateIssuerInput(
       country: v.country as string,
       environment: v.environment as Environment,
       keys: keys as IssuerKeys,
+      ...(anchors?.length ? { anchors } : {}),
+      ...(metadataIssuer !== undefined ? { metadataIssuer } : {}),
     },
   };
+}
+
+/** Most anchors one entry may name: a university has one or two CAs, not a trust store. */
+export const MAX_ANCHORS = 10;
+
+function anchorsOf(value: unknown, problems: string[]): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.length > MAX_ANCHORS) {
+    problems.push(`anchors: an array of at most ${MAX_ANCHORS} PEM certificates is required`);
+    return undefined;
+  }
+  value.forEach((pem, index) => {
+    const problem = anchorProblem(pem);
+    if (problem) problems.push(`anchors[${index}]: ${problem}`);
+  });
+  return value as string[];
+}
+
+/**
+ * An SD-JWT VC issuer identifier: an https URL without query or fragment (http is refused at
+ * fetch time unless private targets are allowed, for local development).
+ */
+function metadataIssuerOf(value: unknown, problems: string[]): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = typeof value === 'string' && value.length <= 2048 ? new URL(value) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash || url.username) {
+    problems.push('metadataIssuer: the issuer identifier URL is required, e.g. "https://uni.example.edu"');
+    return undefined;
+  }
+  return value as string;
 }

@@ -21,7 +21,14 @@ export function qualify(
   requiredClaims: readonly ClaimName[],
   now: Date,
 ): Qualification {
-  const { claims, predicates, expiresAt } = presentation;
+  const { claims, predicates, expiresAt, revocation } = presentation;
+  // Checked first: a revoked credential says nothing reliable about the student any more.
+  if (revocation)
+    return {
+      verified: false,
+      failureReason: 'credential_revoked',
+      message: `The credential is ${revocation.state}: ${revocation.message}.`,
+    };
   for (const claim of withActiveStudent(requiredClaims)) {
     const provenWithoutDisclosure = claim === 'valid_until' && predicates?.validUntilAfterNow !== undefined;
     if (claims[claim] === undefined && !provenWithoutDisclosure) {

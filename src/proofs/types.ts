@@ -1,6 +1,7 @@
 import type { ClaimName, DisclosedClaims } from '../domain/claims.ts';
 import type { CredentialFormat, TrustedIssuer, TrustRegistry } from '../domain/credentials.ts';
 import type { Environment } from '../domain/environment.ts';
+import type { ResultWarning } from '../domain/session.ts';
 
 /**
  * The contract every credential format implements: a verifier on the service side and a
@@ -20,8 +21,15 @@ export interface PresentationContext {
   audience: string;
   now: Date;
   environment: Environment;
-  /** Claims the verifier asks to see; a format may disclose more only if the holder chose to. */
-  requiredClaims: readonly ClaimName[];
+  /**
+   * Claims the verifier asks to see; a format may disclose more only if the holder chose to
+   * (Groth16, whose proof states what it discloses, refuses more: `unrequested_disclosure`).
+   * Undefined when the caller asked for nothing in particular (`/verify` without
+   * `requiredClaims`): the presentation is judged on what it discloses.
+   */
+  requiredClaims?: readonly ClaimName[];
+  /** SD-JWT VC `vct` values accepted (OpenID4VP's configured list); StudentCredential when absent. */
+  acceptedVct?: readonly string[];
 }
 
 /**
@@ -47,6 +55,32 @@ export const REJECTION_REASONS = [
    * of the service clock beyond the skew allowance).
    */
   'invalid_claim',
+  /**
+   * Direct verify only: the nonce was already spent, in this organization, by a presentation
+   * whose cryptography held. A nonce answers one presentation (issue 10, finding 2).
+   */
+  'nonce_reused',
+  /**
+   * Direct verify only: the nonce is a verification session's challenge. A session's
+   * presentation is answered through the session, never through `/verify`.
+   */
+  'session_nonce',
+  /**
+   * The proof discloses a claim that was not requested, and the format cannot drop it afterwards
+   * (a Groth16 proof made with the level disclosed is a proof of another statement).
+   */
+  'unrequested_disclosure',
+  /**
+   * Something the issuer publishes could not be fetched (its `/.well-known/jwt-vc-issuer` metadata,
+   * its status list): unreachable, too slow, too large, refused by the SSRF guard. Try again later.
+   */
+  'issuer_unreachable',
+  /**
+   * The credential's status list was fetched but cannot be trusted or read (a signature by a key
+   * the issuer is not trusted for, another `sub`, expired, malformed, too large once inflated), so
+   * whether it is revoked is unknown (STATUS_LIST_POLICY=fail_closed).
+   */
+  'invalid_status_list',
 ] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
@@ -63,10 +97,16 @@ export interface VerifiedPresentation {
   predicates?: { validUntilAfterNow?: boolean };
   /** Credential expiry (`exp`), when the format has one. */
   expiresAt?: string;
+  /** Set when the issuer's status list marks the credential revoked or suspended. */
+  revocation?: { state: 'revoked' | 'suspended'; message: string };
+  /** What could not be checked but was let through by policy (STATUS_LIST_POLICY=warn). */
+  warnings?: ResultWarning[];
 }
 
 export type PresentationCheck =
-  { ok: true; presentation: VerifiedPresentation } | { ok: false; reason: RejectionReason; message: string };
+  | { ok: true; presentation: VerifiedPresentation }
+  /** `message` may reach the caller; `detail` (addresses, error codes of a fetch) is for the operator only. */
+  | { ok: false; reason: RejectionReason; message: string; detail?: string };
 
 /** Service side of a format. Outcomes are values: a bad presentation is `{ok: false}`, never a throw. */
 export interface PresentationVerifier {
@@ -84,6 +124,11 @@ export interface SandboxStudent {
   validUntil: string;
   /** Seed of the holder's secret (key binding key, BBS/ZK secret); any string. */
   holderSeed: string;
+  /**
+   * The credential's entry in its university's status list (`sd-jwt-vc` only: the other formats
+   * carry none, it would make the student linkable). Without it the credential has no status.
+   */
+  status?: { uri: string; idx: number };
 }
 
 /** What the holder answers: the session's binding and the claims to disclose. */

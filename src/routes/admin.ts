@@ -5,7 +5,13 @@ import { requireOperatorToken } from '../http/operator-token.ts';
 import { Environment, envelope, errorResponses, IsoTimestamp, listEnvelope, PageQuery } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { createOrganization, listAllOrganizations } from '../services/organizations.ts';
-import { addIssuer, registeredIssuer, registeredIssuersPage, removeIssuer } from '../services/trust-registry.ts';
+import {
+  addIssuer,
+  refreshIssuerMetadata,
+  registeredIssuer,
+  registeredIssuersPage,
+  removeIssuer,
+} from '../services/trust-registry.ts';
 import { ApplicationListEntry } from './apps.ts';
 
 /** Requests per client address per minute, before the token is even looked at. */
@@ -59,7 +65,19 @@ const IssuerInput = Type.Object(
     domain: Type.String({ maxLength: 253, description: 'Lowercase DNS name, e.g. uni.example.edu' }),
     country: Type.String({ description: 'ISO 3166-1 alpha-2, e.g. ES' }),
     environment: Environment,
-    keys: IssuerKeys,
+    keys: Type.Optional(IssuerKeys),
+    anchors: Type.Optional(
+      Type.Array(Type.String({ maxLength: 16_384 }), {
+        maxItems: 10,
+        description: 'X.509 trust anchors (PEM CA certificates): sd-jwt-vc credentials whose x5c chain leads to one',
+      }),
+    ),
+    metadataIssuer: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        description: 'SD-JWT VC issuer identifier (https://…) whose /.well-known/jwt-vc-issuer publishes the keys',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -67,7 +85,15 @@ const IssuerInput = Type.Object(
 const Issuer = Type.Object({
   id: Type.String({ description: 'Prefix iss_' }),
   ...IssuerInput.properties,
+  keys: IssuerKeys,
   createdAt: IsoTimestamp,
+});
+
+const RefreshedIssuer = Type.Object({
+  issuer: Issuer,
+  keys: Type.Array(Type.Object({}, { additionalProperties: true }), {
+    description: "The public JWKs the issuer's metadata publishes now",
+  }),
 });
 
 const IssuerParams = Type.Object({ issuerId: Type.String({ maxLength: 64 }) });
@@ -197,6 +223,26 @@ export const adminRoutes =
         const issuer = await registeredIssuer(deps, request.params.issuerId);
         if (!issuer) throw notFound('issuer', 'issuerId');
         return { success: true as const, data: issuer };
+      },
+    });
+
+    app.post('/admin/v1/issuers/:issuerId/refresh', {
+      schema: {
+        tags,
+        summary: "Fetch an issuer's metadata now (as `matricula issuers refresh`)",
+        description:
+          "Re-fetches /.well-known/jwt-vc-issuer of an issuer trusted through metadata, replacing this server's cached copy, and returns the keys it publishes. A fetch failure is a 409 invalid_state with the reason.",
+        security: ADMIN,
+        params: IssuerParams,
+        response: { 200: envelope(RefreshedIssuer), ...errorResponses(...ADMIN_ERRORS, 'not_found', 'invalid_state') },
+      },
+      handler: async (request) => {
+        const refreshed = await refreshIssuerMetadata(deps, request.params.issuerId);
+        if (!refreshed.ok) {
+          if (refreshed.kind === 'not_found') throw notFound('issuer', 'issuerId');
+          throw invalidState(`${refreshed.message}.`);
+        }
+        return { success: true as const, data: { issuer: refreshed.issuer, keys: refreshed.keys } };
       },
     });
 

@@ -3,6 +3,7 @@ import { SHARED_COMPONENTS } from '../http/schemas.ts';
 import { APP_COMPONENTS } from './apps.ts';
 import { EVENT_COMPONENTS, EVENT_SCHEMAS } from './events.ts';
 import { KEY_COMPONENTS } from './keys.ts';
+import { OPENID4VP_COMPONENTS } from './openid4vp.ts';
 import { PORTAL_COMPONENTS } from './portal.ts';
 import { SANDBOX_WALLET_COMPONENTS } from './sandbox-wallet.ts';
 import { SESSION_COMPONENTS } from './session-schemas.ts';
@@ -24,6 +25,7 @@ export const COMPONENT_SCHEMAS: TSchema[] = [
   ...EVENT_COMPONENTS,
   ...VERIFY_COMPONENTS,
   ...WALLET_COMPONENTS,
+  ...OPENID4VP_COMPONENTS,
   ...PORTAL_COMPONENTS,
   ...SANDBOX_WALLET_COMPONENTS,
 ];

@@ -12,7 +12,9 @@ import {
   listEnvelope,
   PageQuery,
   Ref,
+  StringEnum,
 } from '../http/schemas.ts';
+import { WALLET_PROTOCOLS } from '../domain/session.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { eventForCaller, listEventsFor } from '../services/events.ts';
 import { ReportedClaims, University } from './session-schemas.ts';
@@ -24,8 +26,28 @@ const VerificationCompletedData = Type.Object(
     verified: Type.Boolean(),
     university: Type.Union([University, Type.Null()]),
     claims: ReportedClaims,
+    redacted: Type.Optional(
+      Type.Literal(true, {
+        description:
+          'Present once the session was redacted: university and claim values are null from then on (a delivery sent after the redaction carries them so)',
+      }),
+    ),
+    protocol: Type.Optional(
+      StringEnum(WALLET_PROTOCOLS, {
+        description:
+          'Which wallet protocol answered (matricula or openid4vp); absent on events recorded before it existed',
+      }),
+    ),
   },
-  { $id: 'VerificationCompletedData', description: 'data of verification.completed (spec 6.3)' },
+  { $id: 'VerificationCompletedData', description: 'data of verification.completed (spec 6.3, plus protocol)' },
+);
+
+const VerificationRedactedData = Type.Object(
+  {
+    sessionId: Type.String(),
+    redactedAt: IsoTimestamp,
+  },
+  { $id: 'VerificationRedactedData', description: 'data of verification.redacted' },
 );
 
 const SessionEventData = Type.Object(
@@ -73,6 +95,12 @@ export const EVENT_SCHEMAS = {
     SessionEventData,
     'You cancelled an open session',
   ),
+  'verification.redacted': eventSchema(
+    'verification.redacted',
+    'VerificationRedactedEvent',
+    VerificationRedactedData,
+    "A session's data was erased: by you (POST /verification/v1/sessions/{sessionId}/redact) or by result retention (RESULT_RETENTION_DAYS)",
+  ),
   'consent.approved': eventSchema(
     'consent.approved',
     'ConsentApprovedEvent',
@@ -97,6 +125,7 @@ export const EventEnvelopeSchema = Type.Unsafe<EventEnvelope>({
 
 export const EVENT_COMPONENTS: TSchema[] = [
   VerificationCompletedData,
+  VerificationRedactedData,
   SessionEventData,
   WebhookTestData,
   ...Object.values(EVENT_SCHEMAS),

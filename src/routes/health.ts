@@ -9,7 +9,9 @@ const tags = ['Health'];
 export const healthRoutes =
   (deps: Pick<ServiceDeps, 'db'>): FastifyPluginAsyncTypebox =>
   async (app) => {
+    // Probes are never limited: an orchestrator that got a 429 would restart a healthy process.
     app.get('/healthz', {
+      config: { rateLimit: 'none' },
       schema: {
         tags,
         operationId: 'checkLiveness',
@@ -21,6 +23,7 @@ export const healthRoutes =
     });
 
     app.get('/readyz', {
+      config: { rateLimit: 'none' },
       schema: {
         tags,
         operationId: 'checkReadiness',

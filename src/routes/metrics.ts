@@ -9,6 +9,8 @@ export const metricsRoutes =
   (deps: Pick<ServiceDeps, 'metrics' | 'config'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get('/metrics', {
+      // Scraped on a schedule by the operator's Prometheus; METRICS_TOKEN guards it.
+      config: { rateLimit: 'none' },
       schema: {
         tags: ['Operations'],
         summary: 'Prometheus metrics (text exposition format)',

@@ -9,6 +9,7 @@ import { pageHandler, type PageResult } from '../portal/page-handler.ts';
 import { parseQrPayload } from '../portal/qr-payload.ts';
 import { walletAnswerPage, walletStartPage } from '../portal/wallet-page.ts';
 import { installedHolderBuilders } from '../proofs/builders.ts';
+import { offloadedBuilders } from '../proofs/worker/offload.ts';
 import { SANDBOX_UNIVERSITIES } from '../proofs/sandbox-universities.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import {
@@ -115,6 +116,7 @@ export const sandboxWalletRoutes =
     const limited = buildLimiter(MAX_CONCURRENT_BUILDS);
 
     app.post('/wallet/sandbox/presentation', {
+      config: { rateLimit: 'heavy' },
       schema: {
         tags: ['Sandbox wallet'],
         operationId: 'buildSandboxPresentation',
@@ -160,7 +162,9 @@ export const sandboxWalletRoutes =
       },
       handler: async (request) => ({
         success: true as const,
-        data: await limited(async () => buildSandboxPresentation(deps, request.body, await installedHolderBuilders())),
+        data: await limited(async () =>
+          buildSandboxPresentation(deps, request.body, offloadedBuilders(await installedHolderBuilders(), deps.proofs)),
+        ),
       }),
     });
 

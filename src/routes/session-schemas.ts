@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ACADEMIC_LEVELS, CLAIM_CATALOGUE, type AcademicLevel } from '../domain/claims.ts';
 import { CREDENTIAL_FORMATS } from '../domain/credentials.ts';
-import { FAILURE_REASONS } from '../domain/session.ts';
+import { FAILURE_REASONS, RESULT_WARNING_CODES, WALLET_PROTOCOLS } from '../domain/session.ts';
 import { SESSION_STATUSES, type SessionStatus } from '../domain/session-state.ts';
 import { Environment, IsoTimestamp, Ref, StringEnum } from '../http/schemas.ts';
 
@@ -66,9 +66,27 @@ export const ReportedClaimsSchema = Type.Object(
 );
 export const ReportedClaims = Ref(ReportedClaimsSchema);
 
+export const ResultWarningCodeEnum = StringEnum(RESULT_WARNING_CODES, {
+  $id: 'ResultWarningCode',
+  description:
+    "A check the result skipped by the operator's policy (credential_status_unknown: STATUS_LIST_POLICY=warn)",
+});
+
+/** Present only when a check was skipped by policy; absent otherwise. */
+export const ResultWarnings = Type.Array(
+  Type.Object({ code: Ref(ResultWarningCodeEnum), message: Type.String() }, { additionalProperties: false }),
+  {
+    description:
+      "Checks skipped by the operator's policy: credential_status_unknown when the revocation status could not be determined and STATUS_LIST_POLICY is warn. Absent when every check ran.",
+  },
+);
+
 export const SessionResultSchema = Type.Object(
   {
     verified: Type.Boolean(),
+    protocol: StringEnum(WALLET_PROTOCOLS, {
+      description: 'Which wallet protocol answered: matricula (the wallet endpoints) or openid4vp (OpenID4VP 1.0)',
+    }),
     format: Type.Union([FormatSchema, Type.Null()]),
     university: Type.Union([University, Type.Null()]),
     claims: ReportedClaims,
@@ -77,11 +95,17 @@ export const SessionResultSchema = Type.Object(
       description:
         'What was wrong, in words an integrator can act on (which claim, which check, for too_many_attempts the last rejection); null when verified',
     }),
+    warnings: Type.Optional(ResultWarnings),
   },
   { $id: 'SessionResult', description: 'The outcome of a completed session' },
 );
 
 const RequiredClaims = Type.Array(ClaimNameSchema);
+
+const Openid4vpUri = Type.String({
+  description:
+    'The same request for a standard OpenID4VP 1.0 wallet (EUDI and others): {OPENID4VP_SCHEME}://?client_id=…&request_uri=… (signed request by reference), or the whole request by value with the redirect_uri client identifier prefix',
+});
 
 /** Spec 2.1 fields first, then the state of the session. */
 const sessionFields = {
@@ -89,6 +113,7 @@ const sessionFields = {
   challengeNonce: Type.String({ description: 'Prefix nonce_' }),
   qrPayload: Type.String(),
   verificationUrl: Type.String(),
+  openid4vpUri: Openid4vpUri,
   expiresAt: IsoTimestamp,
   appId: Type.String(),
   environment: Environment,
@@ -99,6 +124,11 @@ const sessionFields = {
   createdAt: IsoTimestamp,
   consentedAt: Type.Union([IsoTimestamp, Type.Null()]),
   completedAt: Type.Union([IsoTimestamp, Type.Null()]),
+  redacted: Type.Boolean({
+    description:
+      "true once the session was redacted (POST …/redact, or RESULT_RETENTION_DAYS after it ended): metadata, clientReference, and the result's university, claim values and failureMessage are null",
+  }),
+  redactedAt: Type.Union([IsoTimestamp, Type.Null()], { description: 'When it was redacted; null while kept' }),
 };
 
 const OPEN_OR_ENDED = SESSION_STATUSES.filter((s) => s !== 'completed');
@@ -136,9 +166,10 @@ export const CreatedSessionSchema = Type.Object(
     challengeNonce: Type.String({ description: 'Prefix nonce_' }),
     qrPayload: Type.String({ description: '{APP_SCHEME}://verify?session=<sessionId>&nonce=<challengeNonce>' }),
     verificationUrl: Type.String({ description: '{PORTAL_URL}/verify/<sessionId>' }),
+    openid4vpUri: Openid4vpUri,
     expiresAt: IsoTimestamp,
   },
-  { $id: 'CreatedSession', description: 'The session as created (spec 2.1)' },
+  { $id: 'CreatedSession', description: 'The session as created (spec 2.1, plus openid4vpUri)' },
 );
 
 export const SESSION_COMPONENTS: TSchema[] = [
@@ -147,6 +178,7 @@ export const SESSION_COMPONENTS: TSchema[] = [
   ClaimNameEnum,
   AcademicLevelEnum,
   FailureReasonEnum,
+  ResultWarningCodeEnum,
   UniversitySchema,
   ReportedClaimsSchema,
   SessionResultSchema,

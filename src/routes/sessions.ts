@@ -12,6 +12,7 @@ import {
   Ref,
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { redactSessionForCaller } from '../services/redaction.ts';
 import { cancelSession, createSession, listSessionsFor, sessionForCaller, sessionView } from '../services/sessions.ts';
 import { ClaimNameSchema, CreatedSessionSchema, SessionSchema, SessionStatusSchema } from './session-schemas.ts';
 
@@ -105,6 +106,8 @@ export const sessionRoutes =
     });
 
     app.get('/verification/v1/sessions/:sessionId', {
+      // The session is read with the key, in one query (http/auth.ts).
+      config: { readsSession: 'sessionId' },
       schema: {
         tags,
         operationId: 'retrieveSession',
@@ -118,7 +121,10 @@ export const sessionRoutes =
       },
       handler: async (request) => ({
         success: true as const,
-        data: sessionView(await sessionForCaller(deps, principalOf(request), request.params.sessionId), deps),
+        data: sessionView(
+          await sessionForCaller(deps, principalOf(request), request.params.sessionId, request.prefetchedSession),
+          deps,
+        ),
       }),
     });
 
@@ -137,6 +143,26 @@ export const sessionRoutes =
       handler: async (request) => ({
         success: true as const,
         data: sessionView(await cancelSession(deps, principalOf(request), request.params.sessionId), deps),
+      }),
+    });
+
+    app.post('/verification/v1/sessions/:sessionId/redact', {
+      schema: {
+        tags,
+        operationId: 'redactSession',
+        summary: "Erase a session's data: result claims, university, metadata, clientReference",
+        description:
+          "Erases, in the session and in every stored event about it, the result's claims and university, its failureMessage, metadata and clientReference; keeps the id, status, verified, format, failureReason and timestamps, and emits verification.redacted. Only a session that has ended can be redacted (409 invalid_state for an open one). Redacting a redacted session returns it unchanged.",
+        security: BEARER,
+        params: SessionParams,
+        response: {
+          200: envelope(SessionSchema),
+          ...errorResponses(...AUTHENTICATED_ERRORS, ...POST_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
+        },
+      },
+      handler: async (request) => ({
+        success: true as const,
+        data: sessionView(await redactSessionForCaller(deps, principalOf(request), request.params.sessionId), deps),
       }),
     });
   };

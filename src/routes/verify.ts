@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { isClaimName, CLAIM_CATALOGUE, noReportedClaims, type ClaimName } from '../domain/claims.ts';
+import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
 import { invalidRequest } from '../errors.ts';
 import { principalOf } from '../http/auth.ts';
 import {
@@ -12,8 +12,16 @@ import {
   StringEnum,
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { checkPresentation, rejectionSentence, REJECTION_REASONS } from '../services/presentations.ts';
-import { ClaimNameSchema, FailureReasonEnum, FormatSchema, ReportedClaims, University } from './session-schemas.ts';
+import { verifyDirectly } from '../services/direct-verify.ts';
+import { REJECTION_REASONS } from '../services/presentations.ts';
+import {
+  ClaimNameSchema,
+  FailureReasonEnum,
+  FormatSchema,
+  ReportedClaims,
+  ResultWarnings,
+  University,
+} from './session-schemas.ts';
 
 export const RejectionReasonEnum = StringEnum(REJECTION_REASONS, {
   $id: 'RejectionReason',
@@ -37,6 +45,7 @@ const VerifyResult = Type.Object(
       description:
         "What was wrong, in words that let you debug an issuer's credential (which check failed and why); null when verified",
     }),
+    warnings: Type.Optional(ResultWarnings),
   },
   { $id: 'VerificationResult', description: 'The outcome of verifying one presentation' },
 );
@@ -47,10 +56,16 @@ export const verifyRoutes =
   (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post('/verification/v1/verify', {
+      config: { rateLimit: 'heavy' },
       schema: {
         tags: ['Verification sessions'],
         operationId: 'verifyPresentation',
         summary: 'Verify one presentation directly; a negative outcome is a 200 with verified: false',
+        description:
+          'Each nonce is single-use per organization: once a presentation with it verified cryptographically ' +
+          '(whatever the qualification outcome), any later presentation with that nonce is `nonce_reused`. ' +
+          "A verification session's nonce is refused (`session_nonce`). Without `requiredClaims` the " +
+          'presentation is judged on what it discloses.',
         security: BEARER,
         body: Type.Object(
           {
@@ -59,10 +74,17 @@ export const verifyRoutes =
             nonce: Type.String({
               minLength: 1,
               maxLength: 128,
-              description: 'The challenge you gave the wallet; every format is bound to one',
+              description:
+                'The challenge you gave the wallet; every format is bound to one. Single-use per organization: use a fresh one (e.g. 256 random bits) per presentation',
             }),
             audience: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Defaults to BASE_URL' })),
-            requiredClaims: Type.Optional(Type.Array(ClaimNameSchema, { maxItems: 10 })),
+            requiredClaims: Type.Optional(
+              Type.Array(ClaimNameSchema, {
+                maxItems: 10,
+                description:
+                  'What the presentation must disclose (is_active_student always). Omitted: it is judged on what it discloses, and every disclosed claim is reported',
+              }),
+            ),
           },
           {
             additionalProperties: false,
@@ -80,34 +102,20 @@ export const verifyRoutes =
       },
       handler: async (request) => {
         const principal = principalOf(request);
-        const requested = request.body.requiredClaims ?? ['is_active_student'];
-        const unknown = requested.filter((c) => !isClaimName(c));
+        const requested = request.body.requiredClaims;
+        const unknown = (requested ?? []).filter((c) => !isClaimName(c));
         if (unknown.length)
           throw invalidRequest(
             `Unknown claim ${unknown.join(', ')}. The catalogue is: ${CLAIM_CATALOGUE.join(', ')}.`,
             'requiredClaims',
           );
-        const outcome = await checkPresentation(deps, {
+        const data = await verifyDirectly(deps, principal, {
           format: request.body.format,
           presentation: request.body.presentation,
           nonce: request.body.nonce,
           audience: request.body.audience ?? deps.config.baseUrl,
-          environment: principal.environment,
-          requiredClaims: requested as ClaimName[],
-          now: deps.clock.now(),
+          requiredClaims: requested as ClaimName[] | undefined,
         });
-        const data =
-          outcome.kind === 'rejected'
-            ? {
-                verified: false,
-                format: request.body.format,
-                university: null,
-                claims: noReportedClaims(),
-                issuer: null,
-                failureReason: outcome.reason,
-                failureMessage: rejectionSentence(outcome.message),
-              }
-            : { ...outcome.result, format: request.body.format, issuer: outcome.issuerId };
         return { success: true as const, data };
       },
     });

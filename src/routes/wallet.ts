@@ -104,6 +104,7 @@ export const walletRoutes =
     });
 
     app.post('/verification/v1/sessions/:sessionId/presentation', {
+      config: { rateLimit: 'heavy' },
       schema: {
         tags,
         operationId: 'submitPresentation',

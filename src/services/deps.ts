@@ -2,11 +2,19 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { TrustRegistry } from '../domain/credentials.ts';
 import { createVerifiers, type Verifiers } from '../proofs/formats.ts';
+import { ProofPool } from '../proofs/worker/pool.ts';
+import { inProcessRunner, type ProofRunner } from '../proofs/worker/tasks.ts';
 import type { Db } from '../store/db.ts';
+import { SessionInserts } from '../store/session-inserts.ts';
 import { DeliveryWakeups } from '../webhooks/wake.ts';
 import { PrometheusMetrics, type PoolStats } from './metrics.ts';
+import type { MetricsRecorder } from '../domain/metrics.ts';
 import { databaseTrustRegistry } from './trust-registry.ts';
+import { CachingIssuerPublications } from './issuer-publications.ts';
+import { localSandboxStatusLists, sandboxStatusListUri } from './sandbox-status-lists.ts';
+import { createGuardedDispatcher } from '../webhooks/ssrf.ts';
 import { createUnitOfWork, type UnitOfWork } from './unit-of-work.ts';
+import { loadRequestSigner, type RequestSigner } from './openid4vp/signer.ts';
 
 /** What every use case needs, assembled once by the composition root and passed to every part. */
 export interface ServiceDeps {
@@ -14,6 +22,8 @@ export interface ServiceDeps {
   clock: Clock;
   config: Config;
   trustRegistry: TrustRegistry;
+  /** Issuer metadata and status lists, fetched through the SSRF guard and cached (docs/trust.md). */
+  publications: CachingIssuerPublications;
   /** The verifier of every accepted format, with the keys the configuration names. */
   verifiers: Verifiers;
   /** Runs a state change, its events and the wake-up of the workers (services/unit-of-work.ts). */
@@ -22,6 +32,51 @@ export interface ServiceDeps {
   wakeups: DeliveryWakeups;
   /** This instance's Prometheus metrics (GET /metrics); use cases and the worker record through it. */
   metrics: PrometheusMetrics;
+  /**
+   * Where BBS and Groth16 proofs are built and verified: the pool of worker threads
+   * (PROOF_WORKERS), or the calling thread when it is 0.
+   */
+  proofs: ProofRunner;
+  /** Stops what these dependencies started (the proof pool's threads). The app calls it on close. */
+  close(): Promise<void>;
+  /** New sessions, written together when several arrive during one insert (group commit). */
+  sessionInserts: SessionInserts;
+  /** The OpenID4VP request signer, loaded (or, in sandbox, generated) on first use and kept. */
+  requestSigner: () => Promise<RequestSigner>;
+}
+
+/** Issuer metadata and status lists as the configuration says: SSRF guard, timeout, size limit, cache bounds. */
+export function createIssuerPublications(input: {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  metrics?: MetricsRecorder;
+}): CachingIssuerPublications {
+  const { trust } = input.config;
+  return new CachingIssuerPublications({
+    clock: input.clock,
+    dispatcher: createGuardedDispatcher({ allowPrivateTargets: input.config.webhookAllowPrivateTargets }),
+    allowPrivateTargets: input.config.webhookAllowPrivateTargets,
+    timeoutMs: trust.fetchTimeoutMs,
+    maxBytes: trust.fetchMaxBytes,
+    metadataCacheMinSeconds: trust.metadataCacheMinSeconds,
+    metadataCacheMaxSeconds: trust.metadataCacheMaxSeconds,
+    statusListCacheMaxSeconds: trust.statusListCacheMaxSeconds,
+    statusListPolicy: trust.statusListPolicy,
+    localStatusList: localSandboxStatusLists(input),
+    sandboxStatusListPrefix: sandboxStatusListUri(input.config.baseUrl, ''),
+    metrics: input.metrics,
+  });
+}
+
+/** `load` once; a failure is not kept, so the next call tries again. */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () =>
+    (pending ??= load().catch((err: unknown) => {
+      pending = undefined;
+      throw err;
+    }));
 }
 
 export function createServiceDeps(input: {
@@ -32,14 +87,27 @@ export function createServiceDeps(input: {
   pool?: PoolStats;
 }): ServiceDeps {
   const wakeups = new DeliveryWakeups();
+  const { proofWorkers, proofQueueMax } = input.config;
+  const pool = proofWorkers > 0 ? new ProofPool({ threads: proofWorkers, maxQueue: proofQueueMax }) : undefined;
+  const metrics = new PrometheusMetrics({ db: input.db, clock: input.clock, pool: input.pool, proofPool: pool });
+  const publications = createIssuerPublications({ ...input, metrics });
+  const proofs = pool ?? inProcessRunner;
   return {
     db: input.db,
     clock: input.clock,
     config: input.config,
-    trustRegistry: databaseTrustRegistry(input.db),
-    verifiers: createVerifiers({ groth16LiveVerificationKeyPath: input.config.groth16LiveVerificationKey }),
+    publications,
+    trustRegistry: databaseTrustRegistry(input.db, undefined, publications),
+    verifiers: createVerifiers({
+      groth16LiveVerificationKeyPath: input.config.groth16LiveVerificationKey,
+      runner: proofs,
+    }),
     unitOfWork: createUnitOfWork({ db: input.db, clock: input.clock, wakeups }),
     wakeups,
-    metrics: new PrometheusMetrics({ db: input.db, clock: input.clock, pool: input.pool }),
+    metrics,
+    proofs,
+    close: async () => pool?.close(),
+    sessionInserts: new SessionInserts(input.db),
+    requestSigner: once(() => loadRequestSigner(input)),
   };
 }

@@ -1,8 +1,21 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../domain/clock.ts';
-import type { DeliveryResult, MetricsRecorder, PresentationCheckResult, SessionOutcome } from '../domain/metrics.ts';
+import type {
+  IssuerFetchKind,
+  DeliveryResult,
+  MetricsRecorder,
+  PresentationCheckResult,
+  RedactionTrigger,
+  SessionOutcome,
+} from '../domain/metrics.ts';
 import type { Db } from '../store/db.ts';
 import { dueDeliveryBacklog } from '../store/webhook-deliveries.ts';
+
+/** What the metrics read of the proof pool (proofs/worker/pool.ts). */
+export interface ProofPoolStats {
+  readonly threads: number;
+  readonly queued: number;
+}
 
 /** What the metrics read of a PostgreSQL pool (pg.Pool has these). */
 export interface PoolStats {
@@ -22,10 +35,13 @@ export class PrometheusMetrics implements MetricsRecorder {
   readonly #httpTotal: Counter<'method' | 'route' | 'status'>;
   readonly #sessionsCreated: Counter<'environment'>;
   readonly #sessionsCompleted: Counter<'outcome' | 'format'>;
+  readonly #sessionsRedacted: Counter<'trigger'>;
   readonly #presentation: Histogram<'format' | 'result'>;
   readonly #deliveries: Counter<'result'>;
+  readonly #issuerFetches: Counter<'kind' | 'result'>;
+  readonly #statusUnknown: Counter;
 
-  constructor(input: { db: Db; clock: Clock; pool?: PoolStats }) {
+  constructor(input: { db: Db; clock: Clock; pool?: PoolStats; proofPool?: ProofPoolStats }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.#http = new Histogram({
@@ -53,6 +69,12 @@ export class PrometheusMetrics implements MetricsRecorder {
       labelNames: ['outcome', 'format'],
       registers,
     });
+    this.#sessionsRedacted = new Counter({
+      name: 'matricula_sessions_redacted_total',
+      help: 'Sessions whose data was erased, by trigger (request: POST …/redact; retention: RESULT_RETENTION_DAYS).',
+      labelNames: ['trigger'],
+      registers,
+    });
     this.#presentation = new Histogram({
       name: 'matricula_presentation_verification_seconds',
       help: 'Time to verify one presentation (cryptography and claims), by format and result.',
@@ -64,6 +86,17 @@ export class PrometheusMetrics implements MetricsRecorder {
       name: 'matricula_webhook_deliveries_total',
       help: 'Webhook delivery attempts, by result (succeeded, retrying, failed, lost: the lease was lost).',
       labelNames: ['result'],
+      registers,
+    });
+    this.#issuerFetches = new Counter({
+      name: 'matricula_issuer_fetches_total',
+      help: 'Network fetches of what issuers publish, by kind (metadata, jwks, status_list) and result (ok, error).',
+      labelNames: ['kind', 'result'],
+      registers,
+    });
+    this.#statusUnknown = new Counter({
+      name: 'matricula_credential_status_unknown_total',
+      help: 'Presentations let through with their revocation status unknown (STATUS_LIST_POLICY=warn).',
       registers,
     });
 
@@ -93,6 +126,25 @@ export class PrometheusMetrics implements MetricsRecorder {
         this.set(oldestDueAt ? Math.max(0, (clock.now().getTime() - Date.parse(oldestDueAt)) / 1000) : 0);
       },
     });
+    const { proofPool } = input;
+    if (proofPool) {
+      new Gauge({
+        name: 'matricula_proof_pool_threads',
+        help: 'Worker threads that build and verify BBS and Groth16 proofs (PROOF_WORKERS).',
+        registers,
+        collect() {
+          this.set(proofPool.threads);
+        },
+      });
+      new Gauge({
+        name: 'matricula_proof_pool_queued_tasks',
+        help: 'Proof tasks waiting for a worker thread; at PROOF_QUEUE_MAX more are refused with a 429.',
+        registers,
+        collect() {
+          this.set(proofPool.queued);
+        },
+      });
+    }
     if (pool) {
       const poolGauge = (name: string, help: string, read: (p: PoolStats) => number) =>
         new Gauge({
@@ -127,12 +179,24 @@ export class PrometheusMetrics implements MetricsRecorder {
     this.#sessionsCompleted.inc(input);
   }
 
+  sessionRedacted(input: { trigger: RedactionTrigger }): void {
+    this.#sessionsRedacted.inc(input);
+  }
+
   presentationChecked(input: { format: string; result: PresentationCheckResult; seconds: number }): void {
     this.#presentation.observe({ format: input.format, result: input.result }, input.seconds);
   }
 
   webhookDelivery(input: { result: DeliveryResult }): void {
     this.#deliveries.inc(input);
+  }
+
+  issuerFetch(input: { kind: IssuerFetchKind; result: 'ok' | 'error' }): void {
+    this.#issuerFetches.inc(input);
+  }
+
+  credentialStatusUnknown(): void {
+    this.#statusUnknown.inc();
   }
 
   /** The exposition text and its content type, for GET /metrics. */

@@ -7,6 +7,7 @@ import { findApplicationById } from '../store/applications.ts';
 import { findSession } from '../store/sessions.ts';
 import { type Session } from '../domain/session.ts';
 import type { ServiceDeps } from './deps.ts';
+import { openid4vpUri } from './openid4vp/request.ts';
 import { sessionView } from './sessions.ts';
 
 type PortalDeps = Pick<ServiceDeps, 'db' | 'clock' | 'config'>;
@@ -34,6 +35,10 @@ export interface PortalSession extends PublicSessionStatus {
   requiredClaims: ClaimName[];
   /** What the QR code encodes; the portal is the place the student gets it from. */
   qrPayload: string;
+  /** The same request for a standard OpenID4VP wallet: scanned from another device… */
+  openid4vpUri: string;
+  /** …or opened on this one: the wallet sends the student back here afterwards. */
+  openid4vpSameDeviceUri: string;
 }
 
 async function lookup(deps: PortalDeps, sessionId: string): Promise<Session | undefined> {
@@ -71,5 +76,7 @@ export async function portalSession(deps: PortalDeps, sessionId: string): Promis
     purpose: session.purpose,
     requiredClaims: session.requiredClaims,
     qrPayload: sessionView(session, deps).qrPayload,
+    openid4vpUri: openid4vpUri(deps.config, session),
+    openid4vpSameDeviceUri: openid4vpUri(deps.config, session, { sameDevice: true }),
   };
 }

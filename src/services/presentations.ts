@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ClaimName } from '../domain/claims.ts';
+import { CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
 import type { MetricsRecorder } from '../domain/metrics.ts';
 import type { Verifiers } from '../proofs/formats.ts';
 import { claimsToRequest, qualify, reportedClaims } from '../proofs/qualify.ts';
@@ -13,8 +13,12 @@ export { REJECTION_REASONS } from '../proofs/types.ts';
 
 /** The outcome of checking one presentation: rejected (proves nothing) or judged. */
 export type PresentationOutcome =
-  | { kind: 'rejected'; reason: RejectionReason; message: string }
-  | { kind: 'judged'; result: SessionResult; issuerId: string };
+  /** `message` may reach the caller; `detail` (addresses, error codes of a fetch) is for the operator only. */
+  | { kind: 'rejected'; reason: RejectionReason; message: string; detail?: string }
+  | { kind: 'judged'; result: JudgedResult; issuerId: string };
+
+/** A judged presentation: the session's result but for the protocol that carried it. */
+export type JudgedResult = Omit<SessionResult, 'protocol'>;
 
 export interface CheckInput {
   format: CredentialFormat;
@@ -22,8 +26,11 @@ export interface CheckInput {
   nonce: string;
   audience: string;
   environment: Environment;
-  requiredClaims: readonly ClaimName[];
+  /** What the business asked for; undefined to judge the presentation on what it discloses. */
+  requiredClaims: readonly ClaimName[] | undefined;
   now: Date;
+  /** SD-JWT VC `vct` values accepted; the format's default (StudentCredential) when absent. */
+  acceptedVct?: readonly string[];
 }
 
 /** Verifies the cryptography with the format's verifier, then judges the claims the same way for every format. */
@@ -38,6 +45,8 @@ export async function checkPresentation(
     result: outcome.kind === 'rejected' ? 'rejected' : outcome.result.verified ? 'verified' : 'not_verified',
     seconds: (performance.now() - started) / 1000,
   });
+  if (outcome.kind === 'judged' && outcome.result.warnings?.some((w) => w.code === 'credential_status_unknown'))
+    deps.metrics.credentialStatusUnknown();
   return outcome;
 }
 
@@ -55,19 +64,31 @@ async function verifyAndJudge(
       audience: input.audience,
       now: input.now,
       environment: input.environment,
-      requiredClaims: claimsToRequest(input.requiredClaims),
+      requiredClaims: input.requiredClaims && claimsToRequest(input.requiredClaims),
+      ...(input.acceptedVct ? { acceptedVct: input.acceptedVct } : {}),
     },
     deps.trustRegistry,
   );
-  if (!check.ok) return { kind: 'rejected', reason: check.reason, message: check.message };
+  if (!check.ok)
+    return {
+      kind: 'rejected',
+      reason: check.reason,
+      message: check.message,
+      ...(check.detail !== undefined ? { detail: check.detail } : {}),
+    };
   return {
     kind: 'judged',
-    result: judge(check.presentation, input.requiredClaims, input.now),
+    result: judge(check.presentation, input.requiredClaims ?? disclosedClaimNames(check.presentation), input.now),
     issuerId: check.presentation.issuer.id,
   };
 }
 
-function judge(presentation: VerifiedPresentation, requiredClaims: readonly ClaimName[], now: Date): SessionResult {
+/** The catalogue claims a presentation disclosed: what it is judged on when nothing was asked for. */
+function disclosedClaimNames(presentation: VerifiedPresentation): ClaimName[] {
+  return CLAIM_CATALOGUE.filter((claim) => presentation.claims[claim] !== undefined);
+}
+
+function judge(presentation: VerifiedPresentation, requiredClaims: readonly ClaimName[], now: Date): JudgedResult {
   const qualification = qualify(presentation, requiredClaims, now);
   const { issuer } = presentation;
   return {
@@ -78,6 +99,7 @@ function judge(presentation: VerifiedPresentation, requiredClaims: readonly Clai
     claims: reportedClaims(presentation.claims, requiredClaims),
     failureReason: qualification.verified ? null : qualification.failureReason,
     failureMessage: qualification.verified ? null : qualification.message,
+    ...(presentation.warnings?.length ? { warnings: presentation.warnings } : {}),
   };
 }
 

@@ -7,6 +7,8 @@ import type { SandboxStudent } from '../proofs/types.ts';
 import type { CredentialFormat } from '../domain/credentials.ts';
 import type { ServiceDeps } from './deps.ts';
 import { presentationRequest } from './wallet.ts';
+import { sandboxStatusListUri } from './sandbox-status-lists.ts';
+import { sandboxStatusIndex } from '../proofs/sd-jwt-vc/sandbox-status-list.ts';
 
 /**
  * The sandbox web wallet's server side. A real wallet holds its credential and builds its
@@ -109,7 +111,15 @@ export async function buildSandboxPresentation(
     throw invalidRequest(`The sandbox wallet cannot answer in ${input.format}.${why}${instead}`, 'format');
   }
   const now = deps.clock.now();
-  const presentation = await entry.builder.present(sandboxStudent(input.student, now), {
+  const student = {
+    ...sandboxStudent(input.student, now),
+    // Like any real wallet's credential, the sandbox one names its entry in its university's status list.
+    status: {
+      uri: sandboxStatusListUri(deps.config.baseUrl, input.student.university),
+      idx: sandboxStatusIndex('valid'),
+    },
+  };
+  const presentation = await entry.builder.present(student, {
     nonce: request.nonce,
     audience: request.audience,
     now,

@@ -1,3 +1,4 @@
+import { openid4vpUri } from './openid4vp/request.ts';
 import { randomBytes } from 'node:crypto';
 import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
 import { newId } from '../domain/ids.ts';
@@ -5,7 +6,7 @@ import { effectiveStatus, SESSION_TTL, type SessionStatus } from '../domain/sess
 import { ApiError, invalidRequest, notFound } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { PageRequest } from '../store/pagination.ts';
-import { findSession, insertSession, listSessions, transitionSession } from '../store/sessions.ts';
+import { findSession, listSessions, transitionSession } from '../store/sessions.ts';
 import { type Session, type SessionResult } from '../domain/session.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
@@ -38,7 +39,12 @@ function checkedClaims(requested: string[]): ClaimName[] {
 export async function createSession(deps: ServiceDeps, principal: Principal, input: NewSession): Promise<Session> {
   const requiredClaims = checkedClaims(input.requiredClaims);
   const ttl = input.expiresInSeconds ?? SESSION_TTL.defaultSeconds;
-  const app = await applicationForCaller(deps.db, principal, input.appId, { param: 'appId', mustBeActive: true });
+  // The key's own application was found active, in the key's organization and environment, by
+  // authentication a moment ago: no second read for it. Any other application is checked here.
+  const app =
+    input.appId === principal.appId
+      ? { id: principal.appId, orgId: principal.orgId, environment: principal.environment }
+      : await applicationForCaller(deps.db, principal, input.appId, { param: 'appId', mustBeActive: true });
   const now = deps.clock.now();
   const session: Session = {
     id: newId('session', deps.clock),
@@ -58,15 +64,25 @@ export async function createSession(deps: ServiceDeps, principal: Principal, inp
     updatedAt: now.toISOString(),
     consentedAt: null,
     completedAt: null,
+    redactedAt: null,
   };
-  await insertSession(deps.db, session);
+  await deps.sessionInserts.insert(session);
   deps.metrics.sessionCreated({ environment: session.environment });
   return session;
 }
 
-/** A session of the caller's organization and environment (404 for another organization's). */
-export async function sessionForCaller(deps: ServiceDeps, principal: Principal, id: string): Promise<Session> {
-  const session = await findSession(deps.db, id);
+/**
+ * A session of the caller's organization and environment (404 for another organization's).
+ * `prefetched` is the session as authentication already read it with the key, in the caller's
+ * organization (null: none there); without it the session is read here.
+ */
+export async function sessionForCaller(
+  deps: ServiceDeps,
+  principal: Principal,
+  id: string,
+  prefetched?: { sessionId: string; session: Session | null } | null,
+): Promise<Session> {
+  const session = prefetched?.sessionId === id ? prefetched.session : await findSession(deps.db, id);
   if (!session || session.orgId !== principal.orgId) throw notFound('session', 'sessionId');
   assertSameEnvironment(principal, session.environment);
   return session;
@@ -96,6 +112,7 @@ export function sessionView(session: Session, deps: Pick<ServiceDeps, 'config' |
     challengeNonce: session.challengeNonce,
     qrPayload: `${config.appScheme}://verify?session=${encodeURIComponent(session.id)}&nonce=${encodeURIComponent(session.challengeNonce)}`,
     verificationUrl: `${config.portalUrl}/verify/${session.id}`,
+    openid4vpUri: openid4vpUri(config, session),
     expiresAt: session.expiresAt,
     appId: session.appId,
     environment: session.environment,
@@ -106,13 +123,21 @@ export function sessionView(session: Session, deps: Pick<ServiceDeps, 'config' |
     createdAt: session.createdAt,
     consentedAt: session.consentedAt,
     completedAt: session.completedAt,
+    redacted: session.redactedAt !== null,
+    redactedAt: session.redactedAt,
     ...(status === 'completed' && session.result ? { result: session.result } : {}),
   };
 }
 
-/** `verification.completed` data: exactly spec 6.3. */
+/** `verification.completed` data: spec 6.3, plus the wallet protocol that answered. */
 export function completedEventData(sessionId: string, result: SessionResult) {
-  return { sessionId, verified: result.verified, university: result.university, claims: result.claims };
+  return {
+    sessionId,
+    verified: result.verified,
+    university: result.university,
+    claims: result.claims,
+    protocol: result.protocol,
+  };
 }
 
 /** Explains why a session did not move, from its state as it is now. */

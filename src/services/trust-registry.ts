@@ -1,9 +1,18 @@
 import type { Clock } from '../domain/clock.ts';
-import { KEY_OF_FORMAT, type CredentialFormat, type TrustedIssuer, type TrustRegistry } from '../domain/credentials.ts';
+import {
+  KEY_OF_FORMAT,
+  type CredentialFormat,
+  type Fetched,
+  type IssuerKeys,
+  type IssuerPublications,
+  type TrustedIssuer,
+  type TrustRegistry,
+} from '../domain/credentials.ts';
 import type { Environment } from '../domain/environment.ts';
 import { newId } from '../domain/ids.ts';
 import { sandboxIssuers, validateIssuerInput } from '../proofs/issuer-definitions.ts';
 import { issuerKeyProblem } from '../proofs/issuer-keys.ts';
+import { anchorProblem } from '../proofs/x509.ts';
 import type { Db } from '../store/db.ts';
 import {
   deleteIssuer,
@@ -14,6 +23,7 @@ import {
   type StoredIssuer,
 } from '../store/issuers.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
+import { checkWebhookUrlShape } from '../webhooks/ssrf.ts';
 
 /** Told once per stored key the registry refuses to trust (the default writes a process warning). */
 export type RegistryWarning = (message: string) => void;
@@ -27,28 +37,45 @@ const warnProcess: RegistryWarning = (message) => process.emitWarning(message, {
  * hand, is skipped with a warning and never trusted. Checks are remembered per key, so the
  * BabyJubJub subgroup check (a scalar multiplication) runs once per key, not per verification.
  */
-export function databaseTrustRegistry(db: Db, warn: RegistryWarning = warnProcess): TrustRegistry {
+export function databaseTrustRegistry(
+  db: Db,
+  warn: RegistryWarning = warnProcess,
+  publications?: IssuerPublications,
+): TrustRegistry {
   const verdicts = new Map<string, string | undefined>();
-  const usable = (issuer: TrustedIssuer, format: CredentialFormat): boolean => {
-    const field = KEY_OF_FORMAT[format];
-    const key = issuer.keys[field];
-    if (key === undefined) return false;
-    const cacheKey = JSON.stringify([issuer.environment, field, key]);
+  const verdict = (issuer: TrustedIssuer, what: string, value: unknown, check: () => string | undefined) => {
+    const cacheKey = JSON.stringify([issuer.environment, what, value]);
     if (!verdicts.has(cacheKey)) {
-      const problem = issuerKeyProblem(field, key, issuer.environment);
+      const problem = check();
       verdicts.set(cacheKey, problem);
       if (problem)
-        warn(
-          `trust registry: ${issuer.id} (${issuer.domain}, ${issuer.environment}) keys.${field} skipped: ${problem}`,
-        );
+        warn(`trust registry: ${issuer.id} (${issuer.domain}, ${issuer.environment}) ${what} skipped: ${problem}`);
     }
     return verdicts.get(cacheKey) === undefined;
+  };
+  const keyUsable = (issuer: TrustedIssuer, field: keyof IssuerKeys) => {
+    const key = issuer.keys[field];
+    return (
+      key !== undefined && verdict(issuer, `keys.${field}`, key, () => issuerKeyProblem(field, key, issuer.environment))
+    );
+  };
+  /** The entry as trusted for `format`: unusable keys and anchors dropped; undefined when nothing is left. */
+  const usable = (issuer: TrustedIssuer, format: CredentialFormat): TrustedIssuer | undefined => {
+    const field = KEY_OF_FORMAT[format];
+    if (format !== 'sd-jwt-vc') return keyUsable(issuer, field) ? issuer : undefined;
+    const anchors = (issuer.anchors ?? []).filter((pem, i) =>
+      verdict(issuer, `anchors[${i}]`, pem, () => anchorProblem(pem)),
+    );
+    const keys = keyUsable(issuer, field) ? issuer.keys : { ...issuer.keys, sdJwtVc: undefined };
+    if (keys.sdJwtVc === undefined && anchors.length === 0 && issuer.metadataIssuer === undefined) return undefined;
+    return { ...issuer, keys, anchors };
   };
   return {
     async issuers(environment: Environment, format: CredentialFormat) {
       const all = await listIssuers(db, environment);
-      return all.filter((issuer) => usable(issuer, format));
+      return all.flatMap((issuer) => usable(issuer, format) ?? []);
     },
+    publications,
   };
 }
 
@@ -68,9 +95,20 @@ export type AddIssuerOutcome =
   | { ok: false; kind: 'duplicate'; message: string };
 
 /** Adds a university to the trust registry (CLI `issuers add`, admin API); its credentials verify at once. */
-export async function addIssuer(deps: { db: Db; clock: Clock }, input: unknown): Promise<AddIssuerOutcome> {
+export async function addIssuer(
+  deps: { db: Db; clock: Clock; config?: { webhookAllowPrivateTargets: boolean } },
+  input: unknown,
+): Promise<AddIssuerOutcome> {
   const checked = validateIssuerInput(input);
   if (!checked.ok) return { ok: false, kind: 'invalid', problems: checked.problems };
+  const metadataIssuer = checked.issuer.metadataIssuer;
+  if (metadataIssuer !== undefined) {
+    // The metadata will be fetched through the SSRF guard; say now if it would refuse the URL.
+    const shape = checkWebhookUrlShape(metadataIssuer, {
+      allowPrivateTargets: deps.config?.webhookAllowPrivateTargets ?? false,
+    });
+    if (!shape.ok) return { ok: false, kind: 'invalid', problems: [`metadataIssuer: ${shape.message}`] };
+  }
   const createdAt = deps.clock.now().toISOString();
   const issuer = { ...checked.issuer, id: newId('issuer', deps.clock) };
   if (!(await insertIssuer(deps.db, issuer, createdAt)))
@@ -105,4 +143,25 @@ export async function removeIssuer(deps: { db: Db }, id: string): Promise<Stored
   const issuer = await findIssuer(deps.db, id);
   if (!issuer || !(await deleteIssuer(deps.db, id))) return undefined;
   return issuer;
+}
+
+export type RefreshOutcome =
+  | { ok: true; issuer: StoredIssuer; keys: JsonWebKey[] }
+  | { ok: false; kind: 'not_found' | 'no_metadata' | 'unreachable'; message: string };
+
+/**
+ * Fetches an issuer's metadata now (`matricula issuers refresh`, admin API), replacing this
+ * process's cached copy; says which keys it publishes, or why they could not be had.
+ */
+export async function refreshIssuerMetadata(
+  deps: { db: Db; publications: { refreshMetadata(issuer: string): Promise<Fetched<JsonWebKey[]>> } },
+  id: string,
+): Promise<RefreshOutcome> {
+  const issuer = await findIssuer(deps.db, id);
+  if (!issuer) return { ok: false, kind: 'not_found', message: `no issuer ${id}` };
+  if (!issuer.metadataIssuer)
+    return { ok: false, kind: 'no_metadata', message: `${id} is not trusted through issuer metadata` };
+  const fetched = await deps.publications.refreshMetadata(issuer.metadataIssuer);
+  if (!fetched.ok) return { ok: false, kind: 'unreachable', message: fetched.message };
+  return { ok: true, issuer, keys: fetched.value };
 }

@@ -7,13 +7,14 @@ import { claimsToRequest } from '../proofs/qualify.ts';
 import type { CredentialFormat } from '../domain/credentials.ts';
 import { findApplicationById } from '../store/applications.ts';
 import { findSession, recordFailedAttempt, transitionSession } from '../store/sessions.ts';
-import { type Session, type SessionResult } from '../domain/session.ts';
+import { type Session, type SessionResult, type WalletProtocol } from '../domain/session.ts';
+import type { RejectionReason } from '../proofs/types.ts';
 import type { ServiceDeps } from './deps.ts';
 import { checkPresentation, rejectionSentence } from './presentations.ts';
 import { completedEventData, refusal } from './sessions.ts';
 
 /** Compares digests so the comparison takes the same time whatever the inputs' lengths. */
-function sameSecret(a: string, b: string): boolean {
+export function sameSecret(a: string, b: string): boolean {
   const digest = (s: string) => createHash('sha256').update(s).digest();
   return timingSafeEqual(digest(a), digest(b));
 }
@@ -56,6 +57,17 @@ export async function recordConsent(
   decision: 'approved' | 'declined',
 ) {
   const session = await openSessionForWallet(deps, sessionId, nonce);
+  const to: SessionStatus = decision === 'approved' ? 'consented' : 'declined';
+  if (!(await decide(deps, session, decision)))
+    throw await refusal(deps, session.id, decision === 'approved' ? 'consent to' : 'decline');
+  return { sessionId: session.id, status: to };
+}
+
+/**
+ * The student's decision, whichever protocol carried it: consented (`consent.approved`) or
+ * declined (`consent.declined`, the session ends). Returns whether this call moved the session.
+ */
+export async function decide(deps: ServiceDeps, session: Session, decision: 'approved' | 'declined'): Promise<boolean> {
   const at = deps.clock.now().toISOString();
   const to: SessionStatus = decision === 'approved' ? 'consented' : 'declined';
   const moved = await deps.unitOfWork(async (work) => {
@@ -66,8 +78,7 @@ export async function recordConsent(
     return true;
   });
   if (moved && to === 'declined') deps.metrics.sessionCompleted({ outcome: 'declined', format: 'none' });
-  if (!moved) throw await refusal(deps, session.id, decision === 'approved' ? 'consent to' : 'decline');
-  return { sessionId: session.id, status: to };
+  return moved;
 }
 
 export interface SubmissionOutcome {
@@ -112,54 +123,102 @@ export async function submitPresentation(
         ? "Record the student's consent before presenting."
         : `Cannot present to a ${session.status} session.`,
     );
-  const now = deps.clock.now();
-  const outcome = await checkPresentation(deps, {
+  return answerConsentedSession(deps, session, {
+    protocol: 'matricula',
     format: input.format,
     presentation: input.presentation,
     nonce: session.challengeNonce,
     audience: deps.config.baseUrl,
+  });
+}
+
+/** A presentation for a consented session, as one wallet protocol carried it. */
+export interface Answer {
+  protocol: WalletProtocol;
+  format: CredentialFormat;
+  presentation: unknown;
+  /** What the presentation must be bound to: the protocol's nonce and audience. */
+  nonce: string;
+  audience: string;
+  acceptedVct?: readonly string[];
+}
+
+/**
+ * The answer to a consented session, whichever protocol carried it: judged (the session
+ * completes), or rejected (a failed attempt, thrown as `presentation_rejected` with its reason).
+ */
+export async function answerConsentedSession(
+  deps: ServiceDeps,
+  session: Session,
+  answer: Answer,
+): Promise<SubmissionOutcome> {
+  const now = deps.clock.now();
+  const outcome = await checkPresentation(deps, {
+    format: answer.format,
+    presentation: answer.presentation,
+    nonce: answer.nonce,
+    audience: answer.audience,
     environment: session.environment,
     requiredClaims: session.requiredClaims,
     now,
+    // OPENID4VP_ACCEPTED_VCT holds for every protocol, not for OpenID4VP alone.
+    acceptedVct: answer.acceptedVct ?? deps.config.openid4vp.acceptedVct,
   });
   const at = now.toISOString();
 
   if (outcome.kind === 'judged') {
-    if (!(await complete(deps, session, outcome.result, at))) throw await refusal(deps, session.id, 'present to');
+    const result: SessionResult = { ...outcome.result, protocol: answer.protocol };
+    if (!(await complete(deps, session, result, at))) throw await refusal(deps, session.id, 'present to');
     return {
       sessionId: session.id,
       status: 'completed',
-      verified: outcome.result.verified,
-      failureReason: outcome.result.failureReason,
-      failureMessage: outcome.result.failureMessage,
+      verified: result.verified,
+      failureReason: result.failureReason,
+      failureMessage: result.failureMessage,
     };
   }
+  return rejectAttempt(deps, session, answer.protocol, outcome);
+}
 
+/**
+ * Counts a rejected presentation of a consented session and throws `presentation_rejected`; the
+ * fifth completes the session unverified (too_many_attempts), the business learns why.
+ */
+export async function rejectAttempt(
+  deps: ServiceDeps,
+  session: Session,
+  protocol: WalletProtocol,
+  rejection: { reason: RejectionReason; message: string; detail?: string },
+): Promise<never> {
+  const at = deps.clock.now().toISOString();
   const attempts = await recordFailedAttempt(deps.db, session.id, at);
   if (attempts === undefined) throw await refusal(deps, session.id, 'present to');
   if (attempts >= MAX_FAILED_ATTEMPTS) {
     const result: SessionResult = {
       verified: false,
+      protocol,
       format: null,
       university: null,
       claims: noReportedClaims(),
       failureReason: 'too_many_attempts',
-      failureMessage: `${MAX_FAILED_ATTEMPTS} presentations were rejected. The last one: ${rejectionSentence(outcome.message)}`,
+      failureMessage: `${MAX_FAILED_ATTEMPTS} presentations were rejected. The last one: ${rejectionSentence(rejection.message)}`,
     };
     await complete(deps, session, result, at);
     throw new ApiError(
       'presentation_rejected',
-      `${rejectionSentence(outcome.message)} That was the last attempt: the session is completed unverified (too_many_attempts).`,
+      `${rejectionSentence(rejection.message)} That was the last attempt: the session is completed unverified (too_many_attempts).`,
       {
         param: 'presentation',
-        reason: outcome.reason,
+        reason: rejection.reason,
+        detail: rejection.detail,
       },
     );
   }
   const left = MAX_FAILED_ATTEMPTS - attempts;
   const attemptsLeft = `${left} attempt${left === 1 ? '' : 's'} left.`;
-  throw new ApiError('presentation_rejected', `${rejectionSentence(outcome.message)} ${attemptsLeft}`, {
+  throw new ApiError('presentation_rejected', `${rejectionSentence(rejection.message)} ${attemptsLeft}`, {
     param: 'presentation',
-    reason: outcome.reason,
+    reason: rejection.reason,
+    detail: rejection.detail,
   });
 }

@@ -1,7 +1,11 @@
+import type { Selectable } from 'kysely';
 import type { Db } from './db.ts';
 import type { Environment } from '../domain/environment.ts';
+import type { Session } from '../domain/session.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
-import type { ApiKeysTable } from './schema.ts';
+import { prepareQuery } from './prepared.ts';
+import type { ApiKeysTable, SessionsTable } from './schema.ts';
+import { toSession } from './sessions.ts';
 
 export interface ApiKey {
   id: string;
@@ -81,29 +85,87 @@ export async function keysOfApplication(db: Db, appId: string): Promise<ApiKey[]
 export type KeyLookup =
   { kind: 'active'; key: ApiKey; appStatus: 'active' | 'archived' } | { kind: 'revoked' } | { kind: 'unknown' };
 
-export async function lookupKeyByHash(db: Db, keyHash: string): Promise<KeyLookup> {
-  const row = await db
+const KEY_COLUMNS = [
+  'api_keys.id',
+  'api_keys.app_id',
+  'api_keys.org_id',
+  'api_keys.name',
+  'api_keys.environment',
+  'api_keys.key_hint',
+  'api_keys.created_at',
+  'applications.status as app_status',
+] as const;
+
+const keyByHash = prepareQuery('key_by_hash', (db, p: { keyHash: string }) =>
+  db
     .selectFrom('api_keys')
     .innerJoin('applications', 'applications.id', 'api_keys.app_id')
+    .select(KEY_COLUMNS)
+    .where('api_keys.key_hash', '=', p.keyHash),
+);
+
+const revokedByHash = prepareQuery('revoked_by_hash', (db, p: { keyHash: string }) =>
+  db.selectFrom('revoked_keys').select('key_id').where('key_hash', '=', p.keyHash),
+);
+
+/**
+ * The key and, in the same query, the session `sessionId` if it belongs to the key's organization:
+ * reading a session with its key costs one round trip instead of two.
+ */
+const keyWithSession = prepareQuery('key_with_session', (db, p: { keyHash: string; sessionId: string }) =>
+  db
+    .selectFrom('api_keys')
+    .innerJoin('applications', 'applications.id', 'api_keys.app_id')
+    .leftJoin('sessions', (join) =>
+      join.on('sessions.id', '=', p.sessionId).onRef('sessions.org_id', '=', 'api_keys.org_id'),
+    )
     .select([
-      'api_keys.id',
-      'api_keys.app_id',
-      'api_keys.org_id',
-      'api_keys.name',
-      'api_keys.environment',
+      'api_keys.id as key_id',
+      'api_keys.app_id as key_app_id',
+      'api_keys.org_id as key_org_id',
+      'api_keys.name as key_name',
+      'api_keys.environment as key_environment',
       'api_keys.key_hint',
-      'api_keys.created_at',
+      'api_keys.created_at as key_created_at',
       'applications.status as app_status',
     ])
-    .where('api_keys.key_hash', '=', keyHash)
-    .executeTakeFirst();
+    .selectAll('sessions')
+    .where('api_keys.key_hash', '=', p.keyHash),
+);
+
+async function revokedOrUnknown(db: Db, keyHash: string): Promise<KeyLookup> {
+  const { rows } = await revokedByHash.execute(db, { keyHash });
+  return rows.length > 0 ? { kind: 'revoked' } : { kind: 'unknown' };
+}
+
+export async function lookupKeyByHash(db: Db, keyHash: string): Promise<KeyLookup> {
+  const [row] = (await keyByHash.execute(db, { keyHash })).rows;
   if (row) return { kind: 'active', key: toApiKey(row), appStatus: row.app_status };
-  const revoked = await db
-    .selectFrom('revoked_keys')
-    .select('key_id')
-    .where('key_hash', '=', keyHash)
-    .executeTakeFirst();
-  return revoked ? { kind: 'revoked' } : { kind: 'unknown' };
+  return revokedOrUnknown(db, keyHash);
+}
+
+/**
+ * {@link lookupKeyByHash}, and with an active key the session `sessionId` of the key's
+ * organization (undefined when there is none: another organization's session is never read).
+ */
+export async function lookupKeyWithSession(
+  db: Db,
+  keyHash: string,
+  sessionId: string,
+): Promise<KeyLookup & { session?: Session }> {
+  const [row] = (await keyWithSession.execute(db, { keyHash, sessionId })).rows;
+  if (!row) return revokedOrUnknown(db, keyHash);
+  const key: ApiKey = {
+    id: row.key_id,
+    appId: row.key_app_id,
+    orgId: row.key_org_id,
+    name: row.key_name,
+    environment: row.key_environment,
+    keyHint: row.key_hint,
+    createdAt: row.key_created_at,
+  };
+  const session = row.id === null ? undefined : toSession(row as Selectable<SessionsTable>);
+  return { kind: 'active', key, appStatus: row.app_status, session };
 }
 
 /**

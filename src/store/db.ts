@@ -12,7 +12,7 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import pg from 'pg';
-import { ImmediateSqliteDriver, POSTGRES, SQLITE, type DialectCapabilities } from './dialect.ts';
+import { ImmediateSqliteDriver, POSTGRES, PreparingPgClient, SQLITE, type DialectCapabilities } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -67,6 +67,8 @@ function openSqlite(url: string): Store {
 
 function openPostgres(url: string, options: OpenOptions): Store {
   const pool = new pg.Pool({
+    // Runs the hot-path queries as named prepared statements (store/prepared.ts).
+    Client: PreparingPgClient,
     connectionString: url,
     max: options.poolSize ?? 10,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),

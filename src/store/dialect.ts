@@ -1,3 +1,4 @@
+import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -5,8 +6,10 @@ import {
   SqliteDriver,
   type DatabaseConnection,
   type Kysely,
+  type QueryResult,
   type RawBuilder,
 } from 'kysely';
+import pg from 'pg';
 
 /**
  * Every difference between the SQL dialects lives here, as capability flags and small helpers;
@@ -18,10 +21,22 @@ export interface DialectCapabilities {
   skipLocked: boolean;
   /** LISTEN/NOTIFY to wake workers in other processes. */
   listenNotify: boolean;
+  /** Queries can run as named prepared statements of the connection (PreparingPgClient). */
+  namedStatements: boolean;
 }
 
-export const SQLITE: DialectCapabilities = { name: 'sqlite', skipLocked: false, listenNotify: false };
-export const POSTGRES: DialectCapabilities = { name: 'postgres', skipLocked: true, listenNotify: true };
+export const SQLITE: DialectCapabilities = {
+  name: 'sqlite',
+  skipLocked: false,
+  listenNotify: false,
+  namedStatements: false,
+};
+export const POSTGRES: DialectCapabilities = {
+  name: 'postgres',
+  skipLocked: true,
+  listenNotify: true,
+  namedStatements: true,
+};
 
 /** Capabilities of an open Kysely instance (migrations receive only the instance). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: migrations see an untyped instance
@@ -38,13 +53,111 @@ export function keyTextType(db: Kysely<any>): 'text' | RawBuilder<unknown> {
   return capabilitiesOf(db).name === 'postgres' ? sql`text collate "C"` : 'text';
 }
 
+/** How many prepared SQLite statements a connection keeps; the oldest goes first beyond it. */
+const SQLITE_STATEMENT_CACHE = 256;
+
+/**
+ * Kysely's SQLite connection prepares every statement on every call; this one keeps the prepared
+ * statements by SQL text (a bounded cache), so a query run again costs a bind and a step.
+ */
+class StatementCachingSqliteConnection implements DatabaseConnection {
+  readonly #db: SqliteDatabase;
+  readonly #statements = new Map<string, Statement>();
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+  }
+
+  #prepare(text: string): Statement {
+    let statement = this.#statements.get(text);
+    if (!statement) {
+      statement = this.#db.prepare(text);
+      if (this.#statements.size >= SQLITE_STATEMENT_CACHE)
+        this.#statements.delete(this.#statements.keys().next().value as string);
+      this.#statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    const statement = this.#prepare(compiledQuery.sql);
+    const parameters = compiledQuery.parameters as unknown[];
+    if (statement.reader) return Promise.resolve({ rows: statement.all(parameters) as R[] });
+    const { changes, lastInsertRowid } = statement.run(parameters);
+    return Promise.resolve({ numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] });
+  }
+
+  // eslint-disable-next-line require-yield -- Kysely's interface; nothing here streams
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not used on SQLite');
+  }
+}
+
+/**
+ * The text of a top-level field of a JSON text column (null when absent or not a string): SQLite's
+ * json_extract, PostgreSQL's ->> on the text cast to json.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, as above
+export function jsonTextField(db: Kysely<any>, column: string, field: string): RawBuilder<string | null> {
+  if (!/^[a-z_]+$/.test(column) || !/^[A-Za-z_]+$/.test(field)) throw new Error('jsonTextField: plain names only');
+  return capabilitiesOf(db).name === 'postgres'
+    ? sql<
+        string | null
+      >`case when json_typeof(${sql.ref(column)}::json -> ${sql.lit(field)}) = 'string' then ${sql.ref(column)}::json ->> ${sql.lit(field)} end`
+    : sql<
+        string | null
+      >`case when json_type(${sql.ref(column)}, ${sql.lit(`$.${field}`)}) = 'text' then json_extract(${sql.ref(column)}, ${sql.lit(`$.${field}`)}) end`;
+}
+
 /**
  * better-sqlite3 driver whose transactions start with BEGIN IMMEDIATE: a write transaction takes
  * the write lock up front and waits on busy_timeout, instead of failing with SQLITE_BUSY when
- * another process (the CLI beside the server) wrote in between.
+ * another process (the CLI beside the server) wrote in between. Its one connection keeps its
+ * prepared statements (StatementCachingSqliteConnection); Kysely's mutex still hands it to one
+ * query or transaction at a time.
  */
 export class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #connection: StatementCachingSqliteConnection;
+
+  constructor(config: { database: SqliteDatabase }) {
+    super(config);
+    this.#connection = new StatementCachingSqliteConnection(config.database);
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    await super.acquireConnection();
+    return this.#connection;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+/**
+ * SQL texts run as named prepared statements on PostgreSQL, with their names: only the hot-path
+ * queries of store/prepared.ts, each compiled once from code, so the set is small and fixed.
+ */
+const namedStatements = new Map<string, string>();
+
+/** Registers `text` to run as the prepared statement `name` on every PostgreSQL connection. */
+export function nameStatement(text: string, name: string): void {
+  namedStatements.set(text, name);
+}
+
+/**
+ * A pg client that runs the registered statements by name: the server parses and plans each once
+ * per connection instead of on every call. Everything else passes through unchanged.
+ */
+export class PreparingPgClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    // An own property in front of the prototype's method: `query` has too many overloads to override.
+    const query = this.query.bind(this) as (...args: unknown[]) => unknown;
+    this.query = ((...args: unknown[]) => {
+      const [text, values] = args;
+      const name = typeof text === 'string' && args.length === 2 ? namedStatements.get(text) : undefined;
+      return name ? query({ name, text, values }) : query(...args);
+    }) as pg.Client['query'];
   }
 }

@@ -4,7 +4,7 @@ import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import type { EventsTable } from './schema.ts';
 
-function toEnvelope(row: EventsTable): EventEnvelope {
+function toEnvelope(row: Omit<EventsTable, 'session_id'>): EventEnvelope {
   return {
     id: row.id,
     event: row.type as EventType,
@@ -26,8 +26,36 @@ export async function insertEvent(db: Db, event: EventEnvelope, orgId: string): 
       type: event.event,
       data: JSON.stringify(event.data),
       created_at: event.createdAt,
+      // Every event about a session names it in data.sessionId (DESIGN §6); redaction finds them here.
+      session_id: typeof event.data.sessionId === 'string' ? event.data.sessionId : null,
     })
     .execute();
+}
+
+/**
+ * Rewrites the stored `data` of every event about a session through `redact`; returns the events
+ * it changed. Deliveries are built from the stored event when sent, so a delivery still due sends
+ * the redacted data.
+ */
+export async function redactSessionEvents(
+  db: Db,
+  sessionId: string,
+  redact: (data: Record<string, unknown>) => Record<string, unknown>,
+): Promise<number> {
+  const rows = await db.selectFrom('events').select(['id', 'data']).where('session_id', '=', sessionId).execute();
+  let changed = 0;
+  for (const row of rows) {
+    const data = JSON.parse(row.data) as Record<string, unknown>;
+    const redacted = redact(data);
+    if (redacted === data) continue;
+    await db
+      .updateTable('events')
+      .set({ data: JSON.stringify(redacted) })
+      .where('id', '=', row.id)
+      .execute();
+    changed++;
+  }
+  return changed;
 }
 
 export async function findEvent(db: Db, orgId: string, id: string): Promise<EventEnvelope | undefined> {

@@ -57,3 +57,37 @@ export async function purgeIdempotencyBefore(db: Db, cutoff: string): Promise<nu
   const result = await db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * Rewrites, through `redact`, the stored responses of these scopes created between `since` and
+ * `until` that mention `needle` (a session id): a replayed response must not bring back what
+ * redaction erased. Returns how many changed.
+ */
+export async function redactStoredResponses(
+  db: Db,
+  filter: { scopes: string[]; since: string; until: string; needle: string },
+  redact: (body: string) => string,
+): Promise<number> {
+  const rows = await db
+    .selectFrom('idempotency_keys')
+    .select(['scope', 'idempotency_key', 'response_body'])
+    .where('scope', 'in', filter.scopes)
+    .where('created_at', '>=', filter.since)
+    .where('created_at', '<=', filter.until)
+    .where('response_body', 'is not', null)
+    .execute();
+  let changed = 0;
+  for (const row of rows) {
+    if (!row.response_body?.includes(filter.needle)) continue;
+    const body = redact(row.response_body);
+    if (body === row.response_body) continue;
+    await db
+      .updateTable('idempotency_keys')
+      .set({ response_body: body })
+      .where('scope', '=', row.scope)
+      .where('idempotency_key', '=', row.idempotency_key)
+      .execute();
+    changed++;
+  }
+  return changed;
+}

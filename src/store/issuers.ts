@@ -12,6 +12,8 @@ function toIssuer(row: IssuersTable): TrustedIssuer {
     country: row.country,
     environment: row.environment,
     keys: JSON.parse(row.keys) as IssuerKeys,
+    ...(row.anchors ? { anchors: JSON.parse(row.anchors) as string[] } : {}),
+    ...(row.metadata_issuer ? { metadataIssuer: row.metadata_issuer } : {}),
   };
 }
 
@@ -29,6 +31,8 @@ export async function insertIssuer(db: Db, issuer: TrustedIssuer, createdAt: str
       country: issuer.country,
       environment: issuer.environment,
       keys: JSON.stringify(issuer.keys),
+      anchors: issuer.anchors?.length ? JSON.stringify(issuer.anchors) : null,
+      metadata_issuer: issuer.metadataIssuer ?? null,
       created_at: createdAt,
     })
     .onConflict((oc) => oc.columns(['domain', 'environment']).doNothing())

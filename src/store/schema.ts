@@ -53,6 +53,16 @@ export interface IdempotencyKeysTable {
   created_at: string;
 }
 
+/** A nonce spent by direct verify (`/verification/v1/verify`); see migration 0005. */
+export interface SpentNoncesTable {
+  org_id: string;
+  /** SHA-256 (hex) of the nonce: the caller's value itself is not kept. */
+  nonce_hash: string;
+  spent_at: string;
+  /** After this the row is purged; the presentations it guarded are stale by then. */
+  expires_at: string;
+}
+
 export interface IssuersTable {
   id: string;
   name: string;
@@ -61,7 +71,20 @@ export interface IssuersTable {
   environment: Environment;
   /** JSON of IssuerKeys (public keys only). */
   keys: string;
+  /** JSON array of PEM trust anchors, or null. */
+  anchors: string | null;
+  /** SD-JWT VC issuer identifier whose metadata publishes the keys, or null. */
+  metadata_issuer: string | null;
   created_at: string;
+}
+
+/** A status an operator set on one index of a sandbox university's status list. */
+export interface SandboxCredentialStatusesTable {
+  domain: string;
+  idx: number;
+  /** Token Status List value: 0 valid, 1 revoked (invalid), 2 suspended. */
+  status: number;
+  updated_at: string;
 }
 
 export interface SessionsTable {
@@ -87,6 +110,8 @@ export interface SessionsTable {
   updated_at: string;
   consented_at: string | null;
   completed_at: string | null;
+  /** When the session's data was erased (redaction or retention); null while it is kept. */
+  redacted_at: string | null;
 }
 
 /** The outbox: every event, written in the transaction of the state change that caused it. */
@@ -98,6 +123,8 @@ export interface EventsTable {
   type: string;
   /** JSON of the event's `data`. */
   data: string;
+  /** The session the event is about (its `data.sessionId`), so that redaction finds its events. */
+  session_id: string | null;
   created_at: string;
 }
 
@@ -156,8 +183,17 @@ export interface WebhookAttemptsTable {
   response_body_truncated: number;
 }
 
+/** A request-signing key the service generated (the sandbox certificate), per public host. */
+export interface Openid4vpSigningKeysTable {
+  host: string;
+  private_key_pem: string;
+  certificate_pem: string;
+  created_at: string;
+}
+
 export interface Database {
   issuers: IssuersTable;
+  sandbox_credential_statuses: SandboxCredentialStatusesTable;
   sessions: SessionsTable;
   events: EventsTable;
   organizations: OrganizationsTable;
@@ -168,6 +204,8 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  spent_nonces: SpentNoncesTable;
+  openid4vp_signing_keys: Openid4vpSigningKeysTable;
 }
 
 export type { Generated };

@@ -1,10 +1,11 @@
 import { toReportedClaims } from '../domain/claims.ts';
 import type { Session, SessionResult } from '../domain/session.ts';
-import { statusesLeadingTo, type SessionStatus } from '../domain/session-state.ts';
+import { OPEN_STATUSES, statusesLeadingTo, type SessionStatus } from '../domain/session-state.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
+import { prepareQuery } from './prepared.ts';
 import type { SessionsTable } from './schema.ts';
 
 /**
@@ -17,10 +18,11 @@ function storedResult(json: string): SessionResult {
     ...result,
     claims: toReportedClaims(result.claims),
     failureMessage: result.failureMessage ?? null,
+    protocol: result.protocol ?? 'matricula',
   } as SessionResult;
 }
 
-function toSession(row: Selectable<SessionsTable>): Session {
+export function toSession(row: Selectable<SessionsTable>): Session {
   return {
     id: row.id,
     appId: row.app_id,
@@ -39,37 +41,73 @@ function toSession(row: Selectable<SessionsTable>): Session {
     updatedAt: row.updated_at,
     consentedAt: row.consented_at,
     completedAt: row.completed_at,
+    redactedAt: row.redacted_at,
+  };
+}
+
+const insertSessionRow = prepareQuery('insert_session', (db, p: Insertable<SessionsTable>) =>
+  db.insertInto('sessions').values({
+    id: p.id,
+    app_id: p.app_id,
+    org_id: p.org_id,
+    environment: p.environment,
+    status: p.status,
+    challenge_nonce: p.challenge_nonce,
+    purpose: p.purpose,
+    required_claims: p.required_claims,
+    metadata: p.metadata,
+    client_reference: p.client_reference,
+    failed_attempts: p.failed_attempts,
+    verified: p.verified,
+    result: p.result,
+    expires_at: p.expires_at,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+    consented_at: p.consented_at,
+    completed_at: p.completed_at,
+    redacted_at: p.redacted_at,
+  }),
+);
+
+function toRow(s: Session): Insertable<SessionsTable> {
+  return {
+    id: s.id,
+    app_id: s.appId,
+    org_id: s.orgId,
+    environment: s.environment,
+    status: s.status,
+    challenge_nonce: s.challengeNonce,
+    purpose: s.purpose,
+    required_claims: JSON.stringify(s.requiredClaims),
+    metadata: s.metadata === null ? null : JSON.stringify(s.metadata),
+    client_reference: s.clientReference,
+    failed_attempts: 0,
+    verified: null,
+    result: null,
+    expires_at: s.expiresAt,
+    created_at: s.createdAt,
+    updated_at: s.updatedAt,
+    consented_at: null,
+    completed_at: null,
+    redacted_at: null,
   };
 }
 
 export async function insertSession(db: Db, s: Session): Promise<void> {
-  await db
-    .insertInto('sessions')
-    .values({
-      id: s.id,
-      app_id: s.appId,
-      org_id: s.orgId,
-      environment: s.environment,
-      status: s.status,
-      challenge_nonce: s.challengeNonce,
-      purpose: s.purpose,
-      required_claims: JSON.stringify(s.requiredClaims),
-      metadata: s.metadata === null ? null : JSON.stringify(s.metadata),
-      client_reference: s.clientReference,
-      failed_attempts: 0,
-      verified: null,
-      result: null,
-      expires_at: s.expiresAt,
-      created_at: s.createdAt,
-      updated_at: s.updatedAt,
-      consented_at: null,
-      completed_at: null,
-    })
-    .execute();
+  await insertSessionRow.execute(db, toRow(s));
 }
 
+/** Several new sessions in one statement: all or none (store/session-inserts.ts batches them). */
+export async function insertSessions(db: Db, sessions: Session[]): Promise<void> {
+  await db.insertInto('sessions').values(sessions.map(toRow)).execute();
+}
+
+const sessionById = prepareQuery('session_by_id', (db, p: { id: string }) =>
+  db.selectFrom('sessions').selectAll().where('id', '=', p.id),
+);
+
 export async function findSession(db: Db, id: string): Promise<Session | undefined> {
-  const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  const [row] = (await sessionById.execute(db, { id })).rows;
   return row && toSession(row);
 }
 
@@ -154,6 +192,44 @@ export async function dueForExpiry(db: Db, now: Date, limit: number): Promise<Se
     .selectAll()
     .where('status', 'in', ['pending', 'consented'])
     .where('expires_at', '<=', now.toISOString())
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map(toSession);
+}
+
+/**
+ * Erases a session's data: metadata and clientReference go, the result is replaced by its redacted
+ * form (`redactedResult`). Only a session that has ended moves (a terminal status, or open but past
+ * its expiry), and only once: of two racing redactions exactly one returns true.
+ */
+export async function redactSessionRow(
+  db: Db,
+  id: string,
+  r: { at: string; result: SessionResult | null },
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('sessions')
+    .set({
+      metadata: null,
+      client_reference: null,
+      result: r.result === null ? null : JSON.stringify(r.result),
+      redacted_at: r.at,
+    })
+    .where('id', '=', id)
+    .where('redacted_at', 'is', null)
+    .where((eb) => eb.or([eb('status', 'not in', [...OPEN_STATUSES]), eb('expires_at', '<=', r.at)]))
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
+/** Sessions not yet redacted whose life ended at or before `endedBy`, oldest first. */
+export async function dueForRetention(db: Db, endedBy: string, limit: number): Promise<Session[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('redacted_at', 'is', null)
+    .where('expires_at', '<=', endedBy)
     .orderBy('expires_at')
     .limit(limit)
     .execute();

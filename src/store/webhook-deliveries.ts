@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { EventEnvelope, EventType } from '../domain/events.ts';
 import type { Db } from './db.ts';
 import { capabilitiesOf } from './dialect.ts';
@@ -89,33 +90,97 @@ export async function insertDeliveries(db: Db, deliveries: NewDelivery[], now: s
     .execute();
 }
 
+/** A claim ranks at most this many candidates per delivery it may take. */
+const CANDIDATES_PER_SLOT = 4;
+
 /**
- * Claims up to `limit` due deliveries of enabled endpoints, oldest due first: each becomes
- * `sending` under a lease until `leaseUntil`, held by `token`, and counts one more attempt. On
- * PostgreSQL the candidate rows are locked with SKIP LOCKED, so concurrent workers claim disjoint
- * sets without waiting for each other; on SQLite the transaction holds the write lock.
+ * Claims up to `limit` due deliveries of enabled endpoints, fairly: round-robin across endpoints
+ * (each endpoint's oldest due first, then each one's second, …), and no more than
+ * `perEndpoint` per endpoint counting those the worker already has in flight (`busy`), so a slow
+ * endpoint with a long queue cannot take every slot of a worker. Each claimed delivery becomes
+ * `sending` under a lease until `leaseUntil`, held by `token`, and counts one more attempt.
+ *
+ * One UPDATE claims the whole batch. On
+ * PostgreSQL the rows are locked with SKIP LOCKED and re-checked once locked, so concurrent
+ * workers claim disjoint sets without waiting for each other; on SQLite the statement holds the
+ * write lock.
  */
 export async function claimDueDeliveries(
   db: Db,
-  claim: { now: string; leaseUntil: string; token: string; limit: number },
+  claim: {
+    now: string;
+    leaseUntil: string;
+    token: string;
+    limit: number;
+    /** At most this many in flight per endpoint for this worker; unlimited by default. */
+    perEndpoint?: number;
+    /** Deliveries the worker already has in flight, by endpoint id. */
+    busy?: ReadonlyMap<string, number>;
+    /** Skip the cheap read that avoids the write lock when nothing is due (the caller knows more is due). */
+    knownDue?: boolean;
+  },
 ): Promise<ClaimedDelivery[]> {
+  if (claim.limit <= 0) return [];
   const { skipLocked } = capabilitiesOf(db);
-  const dueQuery = (q: Db) =>
-    q
+  const perEndpoint = claim.perEndpoint ?? claim.limit;
+  const busy = [...(claim.busy ?? new Map<string, number>())].filter(([, n]) => n > 0);
+  const atCap = busy.filter(([, n]) => n >= perEndpoint).map(([id]) => id);
+  const dueQuery = (q: Db) => {
+    let query = q
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select('d.id')
       .where('d.status', 'in', CLAIMABLE)
       .where('d.due_at', '<=', claim.now)
       .where('e.enabled', '=', 1);
+    if (atCap.length > 0) query = query.where('d.endpoint_id', 'not in', atCap);
+    return query;
+  };
   // A read first: an idle worker polling must not take SQLite's write lock every second.
-  if (!(await dueQuery(db).limit(1).executeTakeFirst())) return [];
-  const claimed = await db.transaction().execute((trx) => {
-    const due = dueQuery(trx)
-      .orderBy('d.due_at')
-      .limit(claim.limit)
-      .$if(skipLocked, (q) => q.forUpdate('d').skipLocked());
-    return trx
+  if (!claim.knownDue && !(await dueQuery(db).select('d.id').limit(1).executeTakeFirst())) return [];
+
+  // The oldest due deliveries of endpoints below their cap (a few times the batch, so that the
+  // ranking below reads a bounded set however long the backlog), then each one's place in its
+  // endpoint's queue after what this worker already sends there.
+  const candidates = dueQuery(db)
+    .select('d.id')
+    .orderBy('d.due_at')
+    .limit(claim.limit * CANDIDATES_PER_SLOT);
+  const ranked = db
+    .selectFrom('webhook_deliveries as d')
+    .where('d.id', 'in', candidates)
+    .select((eb) => [
+      'd.id',
+      'd.due_at',
+      eb.fn
+        .agg<number>('row_number')
+        .over((ob) => ob.partitionBy('d.endpoint_id').orderBy('d.due_at').orderBy('d.id'))
+        .as('place'),
+      busyExpression(busy).as('busy'),
+    ])
+    .as('ranked');
+  const chosen = db
+    .selectFrom(ranked)
+    .select('ranked.id')
+    .where((eb) => eb(eb('ranked.place', '+', eb.ref('ranked.busy')), '<=', perEndpoint))
+    .orderBy('ranked.place')
+    .orderBy('ranked.due_at')
+    .limit(claim.limit);
+  // PostgreSQL: lock what was chosen, skipping rows another worker is claiming, and check again
+  // once locked that each is still due (the other worker may have claimed it and committed).
+  const target = skipLocked
+    ? db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('id', 'in', chosen)
+        .where('status', 'in', CLAIMABLE)
+        .where('due_at', '<=', claim.now)
+        .forUpdate()
+        .skipLocked()
+    : chosen;
+  // In a transaction although it is one statement: on SQLite it begins IMMEDIATE, so it waits for
+  // the write lock (busy_timeout) rather than fail when another process wrote since it began.
+  const claimed = await db.transaction().execute((trx) =>
+    trx
       .updateTable('webhook_deliveries')
       .set((eb) => ({
         status: 'sending',
@@ -124,10 +189,10 @@ export async function claimDueDeliveries(
         attempt_count: eb('attempt_count', '+', 1),
         updated_at: claim.now,
       }))
-      .where('id', 'in', due)
+      .where('id', 'in', target)
       .returning(['id'])
-      .execute();
-  });
+      .execute(),
+  );
   if (claimed.length === 0) return [];
   const rows = await db
     .selectFrom('webhook_deliveries as d')
@@ -180,6 +245,13 @@ export async function claimDueDeliveries(
     }));
 }
 
+/** How many deliveries the worker already sends to the endpoint of row `d`: a CASE over its own counts. */
+function busyExpression(busy: Array<[string, number]>) {
+  if (busy.length === 0) return sql<number>`0`;
+  const arms = busy.map(([endpointId, n]) => sql`when d.endpoint_id = ${endpointId} then ${sql.lit(Math.trunc(n))}`);
+  return sql<number>`case ${sql.join(arms, sql` `)} else 0 end`;
+}
+
 export interface AttemptRecord {
   id: string;
   workerId: string;
@@ -188,6 +260,14 @@ export interface AttemptRecord {
   next: AttemptOutcome;
   /** A 410: the endpoint is disabled in the same transaction. */
   disableEndpoint?: { endpointId: string };
+}
+
+/** One finished attempt to record, under the claim that made it. */
+export interface PendingRecord {
+  deliveryId: string;
+  /** The claim's lease token: only its holder may record. */
+  token: string;
+  record: AttemptRecord;
 }
 
 /**
@@ -202,50 +282,125 @@ export async function recordAttempt(
   record: AttemptRecord,
   now: string,
 ): Promise<boolean> {
-  const next = record.next;
-  if (!canDeliveryTransition('sending', next.status))
-    throw new Error(`a delivery cannot move from sending to ${next.status}`);
+  const recorded = await recordAttempts(db, [{ deliveryId, token, record }], now);
+  return recorded.has(deliveryId);
+}
+
+/**
+ * Records many attempts in one transaction (the worker's batch), each only if its claim still
+ * holds the lease: the deliveries move on, their attempts are logged, a 410 disables its endpoint.
+ * Outcomes without a date of their own (succeeded, failed) are written with one UPDATE per
+ * outcome; a retry has its own due date and is one UPDATE each.
+ * @returns the ids of the deliveries recorded; the others were not ours any more and nothing of
+ *   theirs is written.
+ */
+export async function recordAttempts(db: Db, records: PendingRecord[], now: string): Promise<Set<string>> {
+  for (const { record } of records) {
+    if (!canDeliveryTransition('sending', record.next.status))
+      throw new Error(`a delivery cannot move from sending to ${record.next.status}`);
+  }
+  if (records.length === 0) return new Set();
   return db.transaction().execute(async (trx) => {
-    const updated = await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        status: next.status,
-        due_at: next.status === 'pending' ? next.dueAt : null,
-        lease_token: null,
-        updated_at: now,
-        ...(next.status === 'succeeded' ? { delivered_at: now } : {}),
-      })
-      .where('id', '=', deliveryId)
-      .where('status', '=', 'sending')
-      .where('lease_token', '=', token)
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) return false;
-    const a = record.attempt;
+    const recorded = new Set<string>();
+    const moveMany = async (status: 'succeeded' | 'failed', group: PendingRecord[]) => {
+      if (group.length === 0) return;
+      const byToken = new Map<string, string[]>();
+      for (const r of group) byToken.set(r.token, [...(byToken.get(r.token) ?? []), r.deliveryId]);
+      const rows = await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status,
+          due_at: null,
+          lease_token: null,
+          updated_at: now,
+          ...(status === 'succeeded' ? { delivered_at: now } : {}),
+        })
+        .where('status', '=', 'sending')
+        .where((eb) =>
+          eb.or([...byToken].map(([token, ids]) => eb.and([eb('lease_token', '=', token), eb('id', 'in', ids)]))),
+        )
+        .returning('id')
+        .execute();
+      for (const row of rows) recorded.add(row.id);
+    };
+    await moveMany(
+      'succeeded',
+      records.filter((r) => r.record.next.status === 'succeeded'),
+    );
+    await moveMany(
+      'failed',
+      records.filter((r) => r.record.next.status === 'failed'),
+    );
+    for (const { deliveryId, token, record } of records) {
+      const next = record.next;
+      if (next.status !== 'pending') continue;
+      const updated = await trx
+        .updateTable('webhook_deliveries')
+        .set({ status: 'pending', due_at: next.dueAt, lease_token: null, updated_at: now })
+        .where('id', '=', deliveryId)
+        .where('status', '=', 'sending')
+        .where('lease_token', '=', token)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) > 0) recorded.add(deliveryId);
+    }
+    const mine = records.filter((r) => recorded.has(r.deliveryId));
+    if (mine.length === 0) return recorded;
     await trx
       .insertInto('webhook_attempts')
-      .values({
-        id: record.id,
-        delivery_id: deliveryId,
-        attempt: a.attempt,
-        worker_id: record.workerId,
-        started_at: a.startedAt,
-        duration_ms: a.durationMs,
-        status_code: a.statusCode,
-        outcome: a.outcome,
-        error_message: a.errorMessage,
-        response_body: a.responseBody,
-        response_body_truncated: a.responseBodyTruncated ? 1 : 0,
-      })
+      .values(
+        mine.map(({ deliveryId, record }) => {
+          const a = record.attempt;
+          return {
+            id: record.id,
+            delivery_id: deliveryId,
+            attempt: a.attempt,
+            worker_id: record.workerId,
+            started_at: a.startedAt,
+            duration_ms: a.durationMs,
+            status_code: a.statusCode,
+            outcome: a.outcome,
+            error_message: a.errorMessage,
+            response_body: a.responseBody,
+            response_body_truncated: a.responseBodyTruncated ? 1 : 0,
+          };
+        }),
+      )
       .execute();
-    if (record.disableEndpoint) {
+    const gone = [
+      ...new Set(mine.flatMap((r) => (r.record.disableEndpoint ? [r.record.disableEndpoint.endpointId] : []))),
+    ];
+    if (gone.length > 0) {
       await trx
         .updateTable('webhook_endpoints')
         .set({ enabled: 0, disabled_reason: 'endpoint_gone', updated_at: now })
-        .where('id', '=', record.disableEndpoint.endpointId)
+        .where('id', 'in', gone)
         .execute();
     }
-    return true;
+    return recorded;
   });
+}
+
+/**
+ * The heartbeat of a live worker: extends to `leaseUntil` the lease of every delivery still
+ * `sending` under one of its claim `tokens`. A delivery another worker has claimed since carries
+ * that worker's token and is left alone; one already recorded has no token.
+ * @returns how many leases were extended.
+ */
+export async function renewLeases(db: Db, tokens: string[], leaseUntil: string, now: string): Promise<number> {
+  if (tokens.length === 0) return 0;
+  // A transaction for SQLite's BEGIN IMMEDIATE, as in claimDueDeliveries: a heartbeat must wait
+  // for the lock, not fail.
+  const updated = await db
+    .transaction()
+    .execute((trx) =>
+      trx
+        .updateTable('webhook_deliveries')
+        .set({ due_at: leaseUntil, updated_at: now })
+        .where('status', '=', 'sending')
+        .where('lease_token', 'in', tokens)
+        .executeTakeFirst(),
+    );
+  return Number(updated.numUpdatedRows);
 }
 
 /**
@@ -343,4 +498,35 @@ export async function dueDeliveryBacklog(db: Db, now: string): Promise<{ count: 
     .where('e.enabled', '=', 1)
     .executeTakeFirst();
   return { count: Number(row?.n ?? 0), oldestDueAt: row?.oldest ? String(row.oldest) : null };
+}
+
+/**
+ * Empties the stored response bodies of every attempt to deliver an event about `sessionId`: a
+ * receiver may echo what it was sent, and redaction erases that too.
+ */
+export async function clearSessionAttemptBodies(db: Db, sessionId: string): Promise<number> {
+  const result = await db
+    .updateTable('webhook_attempts')
+    .set({ response_body: '', response_body_truncated: 0 })
+    .where('delivery_id', 'in', (eb) =>
+      eb
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('events as ev', 'ev.id', 'd.event_id')
+        .select('d.id')
+        .where('ev.session_id', '=', sessionId),
+    )
+    .where('response_body', '<>', '')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Empties the stored response bodies of attempts started before `cutoff` (result retention). */
+export async function clearAttemptBodiesBefore(db: Db, cutoff: string): Promise<number> {
+  const result = await db
+    .updateTable('webhook_attempts')
+    .set({ response_body: '', response_body_truncated: 0 })
+    .where('started_at', '<', cutoff)
+    .where('response_body', '<>', '')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
  * characters, and 44 of them are exactly 33 bytes of standard base64 with no padding and no
  * spare bits, so the same string is a canonical Standard Webhooks secret (`whsec_` + base64 of
  * the key) that every base64 decoder (Node, Python, Go) reads the same way. One string, two keys
- * (see verify-signature.ts):
+ * (see signature.ts, and the receiver side in packages/sdk/src/webhooks.ts):
  *
  *   X-Service-Signature (Stripe's scheme)   key = the whole string, `whsec_` included, as UTF-8
  *   webhook-signature (Standard Webhooks)   key = base64-decode(the string after `whsec_`)

@@ -1,16 +1,17 @@
 import { createHmac } from 'node:crypto';
-import { standardWebhooksSignature } from './verify-signature.ts';
 
 /**
- * Signing side of the webhook signature (the receiver side is verify-signature.ts, published as
- * `matricula/webhooks`). Stripe's scheme byte for byte:
+ * Signing side of the webhook signature (the receiver side is the SDK's packages/sdk/src/webhooks.ts,
+ * `@matricula/sdk/webhooks`, also published as `matricula/webhooks`). Stripe's scheme byte for byte:
  *
  *   X-Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…]
  *   v1 = lowercase hex HMAC-SHA256(key = the whole secret string, `whsec_` included,
  *                                  message = `${t}.${body}` as UTF-8)
  *
  * Every delivery also carries the Standard Webhooks headers (signStandardWebhook), made with the
- * same secret string decoded as base64 (the keys of both schemes: verify-signature.ts).
+ * same secret string decoded as base64 (the keys of both schemes: docs/webhooks.md). The
+ * receiver side is written separately, so that tests check one against the other, and both against
+ * the `standardwebhooks`, `svix` and `stripe` libraries.
  *
  * One `v1` per valid secret: during a rotation the old and the new secret both sign (DESIGN §6),
  * so receivers still configured with the old secret keep accepting deliveries.
@@ -53,6 +54,26 @@ export function signStandardWebhook(id: string, body: string, secrets: readonly 
   const usable = secrets.filter((s) => s.length > 0);
   if (usable.length === 0) throw new TypeError('signStandardWebhook needs at least one non-empty secret');
   return usable.map((secret) => standardWebhooksSignature(id, timestamp, body, secret)).join(' ');
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const SECRET_PREFIX = 'whsec_';
+
+/**
+ * The Standard Webhooks HMAC key of a signing secret: the base64 after `whsec_` decoded (a secret
+ * of 44 base62 characters gives 33 bytes; one of 43, made before Standard Webhooks support, 32).
+ * @throws TypeError when the secret is not `whsec_` + base64.
+ */
+export function standardWebhooksKey(secret: string): Buffer {
+  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  const key = BASE64.test(encoded) ? Buffer.from(encoded, 'base64') : Buffer.alloc(0);
+  if (key.length === 0) throw new TypeError('a Standard Webhooks secret is whsec_ followed by base64');
+  return key;
+}
+
+function standardWebhooksSignature(id: string, timestamp: number, body: string, secret: string): string {
+  const hmac = createHmac('sha256', standardWebhooksKey(secret)).update(`${id}.${timestamp}.${body}`, 'utf8');
+  return `v1,${hmac.digest('base64')}`;
 }
 
 /** Unix seconds of `date`, the `t` of a signature. */

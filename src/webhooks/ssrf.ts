@@ -73,20 +73,20 @@ export function checkWebhookUrlShape(
   try {
     url = new URL(input);
   } catch {
-    return refuse('invalid_url', 'The webhook URL is not a valid absolute URL.');
+    return refuse('invalid_url', 'The URL is not a valid absolute URL.');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     return refuse('unsupported_scheme', `The scheme ${url.protocol} is not supported; use https://.`);
   }
   if (url.protocol === 'http:' && !policy.allowPrivateTargets) {
-    return refuse('insecure_scheme', 'Webhook URLs must use https://.');
+    return refuse('insecure_scheme', 'The URL must use https://.');
   }
   if (url.username !== '' || url.password !== '') {
     // Credentials in a URL end up in logs and dashboards; the signature authenticates us instead.
-    return refuse('credentials_in_url', 'The webhook URL must not contain a user name or password.');
+    return refuse('credentials_in_url', 'The URL must not contain a user name or password.');
   }
   if (url.hash !== '') {
-    return refuse('invalid_url', 'The webhook URL must not contain a #fragment (it is never sent).');
+    return refuse('invalid_url', 'The URL must not contain a #fragment (it is never sent).');
   }
   const literal = literalIp(url.hostname);
   if (literal !== null) {
@@ -203,7 +203,7 @@ function refusalFor(host: string, addresses: string[], allowPrivateTargets: bool
       const subject = host === address ? `${address} is` : `${host} resolves to ${address},`;
       return refuse(
         'forbidden_address',
-        `${subject} ${classification.description}; webhooks must target public addresses.`,
+        `${subject} ${classification.description}; only public addresses may be reached.`,
       );
     }
   }

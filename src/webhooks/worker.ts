@@ -6,18 +6,24 @@ import type { Clock } from '../domain/clock.ts';
 import { newId } from '../domain/ids.ts';
 import { noMetrics, type MetricsRecorder } from '../domain/metrics.ts';
 import type { Store } from '../store/db.ts';
-import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from '../store/webhook-deliveries.ts';
+import { claimDueDeliveries, type ClaimedDelivery } from '../store/webhook-deliveries.ts';
+import { AttemptRecorder } from './attempt-recorder.ts';
 import { afterAttempt, envelopeBody, signingSecrets } from './delivery-policy.ts';
+import { LeaseKeeper } from './leases.ts';
 import { buildDeliveryHeaders, sendWebhook, type SendResult } from './sender.ts';
 import { signPayload, signStandardWebhook, unixSeconds } from './signature.ts';
 import { checkWebhookUrlShape, createGuardedDispatcher } from './ssrf.ts';
 import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } from './wake.ts';
 
 /**
- * The delivery worker (DESIGN §6): claims due deliveries under a lease, sends each with its
- * signature through the SSRF-guarded dispatcher, records the attempt and schedules the retry.
- * Any number of workers may run against one database; a crashed worker's deliveries are claimed
- * again once their lease runs out, so nothing is lost (a delivery may arrive twice).
+ * The delivery worker (DESIGN §6): claims due deliveries in batches under a short lease that a
+ * heartbeat renews while they are in flight (leases.ts), sends them concurrently with their
+ * signatures through the SSRF-guarded dispatcher (keep-alive connections per origin), records the
+ * attempts in batches (attempt-recorder.ts) and schedules the retries. Claims are fair: round-robin
+ * across endpoints and at most `maxPerEndpoint` in flight to one endpoint, so a slow endpoint of
+ * one organization cannot hold the slots the others need. Any number of workers may run against
+ * one database; a crashed worker's deliveries are claimed again once their lease runs out, so
+ * nothing is lost (a delivery may arrive twice).
  *
  * States: `idle` (built, or only stepped with runOnce) → `running` (start) → `stopping` (stop:
  * no new claims, in-flight sends finish) → `stopped`.
@@ -25,8 +31,10 @@ import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } 
 
 export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped';
 
-/** At most this many deliveries in flight per worker: a slow receiver cannot take all sockets. */
-export const DEFAULT_MAX_IN_FLIGHT = 32;
+/** At most this many deliveries in flight per worker. */
+export const DEFAULT_MAX_IN_FLIGHT = 64;
+/** At most this many in flight to one endpoint per worker: a slow receiver cannot take all slots. */
+export const DEFAULT_MAX_PER_ENDPOINT = 16;
 /** How often a worker looks for due deliveries when nothing wakes it (retries coming due). */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 
@@ -53,7 +61,11 @@ export interface DeliveryWorkerOptions {
   /** Names this worker in the attempt log; defaults to host/pid/random. */
   workerId?: string;
   maxInFlight?: number;
+  /** At most this many in flight to one endpoint ({@link DEFAULT_MAX_PER_ENDPOINT}). */
+  maxPerEndpoint?: number;
   pollIntervalMs?: number;
+  /** How often the leases of deliveries in flight are renewed; a third of the lease by default. */
+  leaseRenewalMs?: number;
   /** Per-attempt budget; 10 s by default (DESIGN §6). */
   timeoutMs?: number;
 }
@@ -80,9 +92,17 @@ export class DeliveryWorker {
   readonly #ownsDispatcher: boolean;
   readonly #log: WorkerLog;
   readonly #maxInFlight: number;
+  readonly #maxPerEndpoint: number;
   readonly #signal: WakeSignal;
+  readonly #leases: LeaseKeeper;
+  readonly #recorder: AttemptRecorder;
   #unsubscribe: (() => void) | undefined;
   readonly #inFlight = new Set<Promise<Outcome>>();
+  /** Deliveries claimed and not yet released, in all and by endpoint id (the caps of the next claim). */
+  #active = 0;
+  readonly #perEndpoint = new Map<string, number>();
+  /** Endpoints that reached their cap: the loop claims for them again once half the cap is free. */
+  readonly #capped = new Set<string>();
   #loop: Promise<void> | undefined;
   /** The last claim took every free slot: more may be due, so a freed slot should wake the loop. */
   #saturated = false;
@@ -96,7 +116,16 @@ export class DeliveryWorker {
       options.dispatcher ?? createGuardedDispatcher({ allowPrivateTargets: options.config.webhookAllowPrivateTargets });
     this.#log = options.log ?? silent;
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+    this.#maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT;
     this.#signal = new WakeSignal(options.clock);
+    this.#leases = new LeaseKeeper({
+      db: options.store.db,
+      clock: options.clock,
+      leaseMs: options.config.webhookLeaseSeconds * 1000,
+      renewEveryMs: options.leaseRenewalMs,
+      log: this.#log,
+    });
+    this.#recorder = new AttemptRecorder({ db: options.store.db, clock: options.clock });
   }
 
   get state(): WorkerState {
@@ -104,15 +133,24 @@ export class DeliveryWorker {
   }
 
   /**
-   * One step, for tests and tools: claims up to `limit` due deliveries, sends them all, records
-   * every attempt. Time is the injected clock's: a retry scheduled 10 s ahead is due once the
-   * clock has moved 10 s.
+   * One step, for tests and tools: claims up to `limit` due deliveries (fairly, at most
+   * `maxPerEndpoint` per endpoint), sends them all, records every attempt. Time is the injected
+   * clock's: a retry scheduled 10 s ahead is due once the clock has moved 10 s, and the leases of
+   * the sends in flight are renewed as the clock passes each heartbeat.
    */
   async runOnce(limit = this.#maxInFlight): Promise<RunSummary> {
     if (this.#state === 'running' || this.#state === 'stopping')
       throw new Error('runOnce() is for a worker that is not started');
-    const claimed = await this.#claim(limit);
-    const outcomes = await Promise.all(claimed.map((delivery) => this.#deliver(delivery)));
+    const claimed: ClaimedDelivery[] = [];
+    const sends: Promise<Outcome>[] = [];
+    // Claim again after a claim in which an endpoint reached its cap: it may have hidden others.
+    for (let more = true; more && claimed.length < limit;) {
+      const { batch, capped } = await this.#claim(limit - claimed.length, false);
+      claimed.push(...batch);
+      sends.push(...batch.map((delivery) => this.#deliver(delivery)));
+      more = capped;
+    }
+    const outcomes = await Promise.all(sends);
     const count = (o: Outcome) => outcomes.filter((x) => x === o).length;
     return {
       claimed: claimed.length,
@@ -151,50 +189,103 @@ export class DeliveryWorker {
     await this.#listener?.close();
     await this.#loop;
     await Promise.allSettled([...this.#inFlight]);
+    await this.settled();
+    this.#leases.close();
     if (this.#ownsDispatcher) await this.#dispatcher.close();
     this.#state = 'stopped';
     if (wasRunning) this.#log.info({ workerId: this.workerId }, 'webhook delivery worker stopped');
   }
 
+  /**
+   * Waits for the lease renewal and the recording under way: for tests that step the clock and
+   * then look at the database.
+   */
+  async settled(): Promise<void> {
+    await this.#leases.settled();
+    await this.#recorder.settled();
+  }
+
   async #run(): Promise<void> {
     const pollMs = this.#options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     while (this.#state === 'running') {
-      const capacity = this.#maxInFlight - this.#inFlight.size;
-      let claimed = 0;
+      const capacity = this.#maxInFlight - this.#active;
+      let more = false;
       if (capacity > 0) {
         try {
-          const batch = await this.#claim(capacity);
-          claimed = batch.length;
+          const { batch, capped } = await this.#claim(capacity, this.#saturated);
           for (const delivery of batch) this.#track(this.#deliver(delivery));
+          // A full batch means more may be due; an endpoint that reached its cap may have hidden
+          // other endpoints' deliveries from this claim: claim again while slots are free.
+          this.#saturated = batch.length === capacity;
+          more = this.#saturated || capped;
         } catch (err) {
           // The database is unreachable or busy: try again at the next poll.
           this.#log.error({ err }, 'claiming webhook deliveries failed');
         }
+      } else {
+        this.#saturated = true;
       }
-      // A full batch means more may be due: claim again as soon as a slot frees up.
-      this.#saturated = capacity === 0 || claimed === capacity;
-      if (this.#saturated && this.#inFlight.size < this.#maxInFlight) continue;
+      if (more && this.#active < this.#maxInFlight) continue;
       await this.#signal.wait(pollMs);
     }
   }
 
   #track(send: Promise<Outcome>): void {
     this.#inFlight.add(send);
-    void send.finally(() => {
-      this.#inFlight.delete(send);
-      // A slot is free, and the loop may be waiting for one with deliveries still due.
-      if (this.#saturated && this.#state === 'running') this.#signal.notify();
-    });
+    void send.finally(() => this.#inFlight.delete(send));
   }
 
-  #claim(limit: number): Promise<ClaimedDelivery[]> {
+  /**
+   * Claims a batch and takes its slots: leases held (renewed by the heartbeat), endpoint counts.
+   * `capped`: an endpoint reached its cap in this batch.
+   */
+  async #claim(limit: number, knownDue: boolean): Promise<{ batch: ClaimedDelivery[]; capped: boolean }> {
     const now = this.#options.clock.now();
-    return claimDueDeliveries(this.#options.store.db, {
+    const token = randomBytes(12).toString('base64url');
+    // The counts the claim was made with: sends that finish meanwhile must not hide that it took
+    // an endpoint up to its cap.
+    const busy = new Map(this.#perEndpoint);
+    const batch = await claimDueDeliveries(this.#options.store.db, {
       now: now.toISOString(),
-      leaseUntil: new Date(now.getTime() + this.#options.config.webhookLeaseSeconds * 1000).toISOString(),
-      token: randomBytes(12).toString('base64url'),
+      leaseUntil: this.#leases.leaseUntil(now),
+      token,
       limit,
+      perEndpoint: this.#maxPerEndpoint,
+      busy,
+      knownDue,
     });
+    this.#leases.hold(token, batch.length);
+    this.#active += batch.length;
+    let capped = false;
+    for (const d of batch) {
+      const endpointId = d.endpoint.id;
+      this.#perEndpoint.set(endpointId, (this.#perEndpoint.get(endpointId) ?? 0) + 1);
+      busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
+      if (busy.get(endpointId)! >= this.#maxPerEndpoint) {
+        this.#capped.add(endpointId);
+        capped = true;
+      }
+    }
+    return { batch, capped };
+  }
+
+  /**
+   * The delivery is recorded (or given up): its lease needs no renewal, its slot is free. The
+   * loop is woken to refill in batches, not one slot at a time: once a capped endpoint is down to
+   * half its cap, or a saturated worker has a quarter of its slots free.
+   */
+  #release(delivery: ClaimedDelivery): void {
+    this.#leases.release(delivery.leaseToken);
+    this.#active--;
+    const endpointId = delivery.endpoint.id;
+    const left = (this.#perEndpoint.get(endpointId) ?? 1) - 1;
+    if (left === 0) this.#perEndpoint.delete(endpointId);
+    else this.#perEndpoint.set(endpointId, left);
+    if (this.#state !== 'running') return;
+    const endpointRefill = this.#capped.has(endpointId) && left <= Math.floor(this.#maxPerEndpoint / 2);
+    if (endpointRefill) this.#capped.delete(endpointId);
+    const workerRefill = this.#saturated && this.#active <= this.#maxInFlight - Math.ceil(this.#maxInFlight / 4);
+    if (endpointRefill || workerRefill) this.#signal.notify();
   }
 
   /** Sends one claimed delivery and records the attempt. Never rejects. */
@@ -206,13 +297,15 @@ export class DeliveryWorker {
       // Recording failed (database trouble): the lease runs out and another attempt follows.
       this.#log.error({ err, deliveryId: delivery.id }, 'webhook delivery could not be recorded');
       outcome = 'lost';
+    } finally {
+      this.#release(delivery);
     }
     (this.#options.metrics ?? noMetrics).webhookDelivery({ result: outcome });
     return outcome;
   }
 
   async #attempt(delivery: ClaimedDelivery): Promise<Outcome> {
-    const { clock, config, store } = this.#options;
+    const { clock, config } = this.#options;
     const startedAt = clock.now();
     const result = await this.#send(delivery, startedAt);
     const finishedAt = clock.now();
@@ -223,11 +316,10 @@ export class DeliveryWorker {
       config.webhookRetrySchedule,
       this.#options.random ?? Math.random,
     );
-    const recorded = await recordAttempt(
-      store.db,
-      delivery.id,
-      delivery.leaseToken,
-      {
+    const recorded = await this.#recorder.record({
+      deliveryId: delivery.id,
+      token: delivery.leaseToken,
+      record: {
         id: newId('attempt', clock),
         workerId: this.workerId,
         attempt: {
@@ -243,8 +335,7 @@ export class DeliveryWorker {
         next,
         ...(disable ? { disableEndpoint: { endpointId: delivery.endpoint.id } } : {}),
       },
-      finishedAt.toISOString(),
-    );
+    });
     if (!recorded) return 'lost';
     // One line per failed attempt, once it is recorded (a lost lease logs nothing: the holder does).
     if (!result.ok)

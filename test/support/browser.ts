@@ -5,6 +5,7 @@ import jsQRModule from 'jsqr';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { startHarness, type DialectName, type Harness, type Tenant } from './harness.ts';
+import { freePort } from './server.ts';
 
 /**
  * Browser tests drive Debian's Chromium (`apt-get install -y chromium`; .ci/run installs it)
@@ -67,13 +68,12 @@ export interface PortalServer {
  * port is reserved and released beforehand, so no other process can take it in between.
  */
 export async function startPortalServer(dialect: DialectName = 'sqlite'): Promise<PortalServer> {
-  const h = await startHarness(dialect);
-  await h.app.listen({ host: '127.0.0.1', port: 0 });
-  const address = h.app.server.address();
-  if (!address || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
-  const origin = `http://127.0.0.1:${address.port}`;
-  h.config.baseUrl = origin;
-  h.config.portalUrl = origin;
+  // The address is known before the app is built, so that everything built from the configuration
+  // (audiences, the sandbox status lists' URIs) names the address the browser uses.
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const h = await startHarness(dialect, { BASE_URL: origin, PORTAL_URL: origin, PORT: String(port) });
+  await h.app.listen({ host: '127.0.0.1', port });
   const sandbox = await h.bootstrap('sandbox');
   const live = await h.bootstrap('live');
   return { h, origin, sandbox, live, close: () => h.close() };

@@ -86,7 +86,8 @@ async function signalsOf(
       domainHash: domainHash(entry.domain),
       nonceField: nonceField(context.nonce, context.audience),
       now: BigInt(presentation.now),
-      discloseLevel: context.requiredClaims.includes('academic_level') ? 1n : 0n,
+      // As the verifier does: the proof was made with the level disclosed iff it outputs one.
+      discloseLevel: presentation.outputs.level !== 0n ? 1n : 0n,
     });
   }
   return undefined;

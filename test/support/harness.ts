@@ -66,7 +66,7 @@ export async function createTestStore(dialect: DialectName): Promise<TestStore> 
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const store = await openStore(PG_URL!, { schema, poolSize: 5 });
-  await migrate(store);
+  await migrateBesideOtherFiles(store, schema);
   const url = `${PG_URL}${PG_URL!.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   return {
     store,
@@ -83,12 +83,38 @@ export async function createTestStore(dialect: DialectName): Promise<TestStore> 
   };
 }
 
+/**
+ * Test files run two at a time, each in a schema of its own that it drops at the end. Kysely's
+ * migrator introspects the tables of every schema, and a schema another file drops at that moment
+ * makes the catalogue query fail ('schema "t_…" does not exist', naming the other file's schema).
+ * Migrating is idempotent and locked, so that one error is retried; any other is thrown.
+ */
+async function migrateBesideOtherFiles(store: Store, schema: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrate(store);
+    } catch (err) {
+      const other = /schema "(t_[0-9a-f]+)" does not exist/.exec(String(err));
+      if (!other || other[1] === schema || attempt === 5) throw err;
+    }
+  }
+}
+
 export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig({
     BASE_URL: 'http://matricula.test',
     LOG_LEVEL: 'silent',
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     BODY_LIMIT_BYTES: '65536',
+    // Suites send hundreds of requests from one address within one minute of the test clock; the
+    // limits are tested where a suite sets them (test/rate-limits.test.ts).
+    RATE_LIMIT_PUBLIC_PER_MINUTE: '0',
+    RATE_LIMIT_HEAVY_PER_MINUTE: '0',
+    RATE_LIMIT_API_KEY_PER_MINUTE: '0',
+    // Proofs run on the calling thread unless a suite asks for the pool (test/proof-pool.test.ts):
+    // Node 20 can abort at a worker thread's teardown when tsx's loader hooks are registered in
+    // it ("Check failed: node->IsInUse()" in ModuleWrap), which fails the file at exit.
+    PROOF_WORKERS: '0',
     ...overrides,
   });
 }

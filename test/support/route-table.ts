@@ -48,6 +48,12 @@ export const PUBLIC_OPERATIONS: Record<string, string> = {
   'POST /verification/v1/sessions/{sessionId}/consent': 'wallet: the session id and its nonce',
   'POST /verification/v1/sessions/{sessionId}/presentation': 'wallet: the session id and its nonce',
   'POST /wallet/sandbox/presentation': 'sandbox wallet: the session id and its nonce, sandbox sessions only',
+  'GET /sandbox/status-lists/{domain}': 'a sandbox university status list: public by design, like any status list',
+  'GET /openid4vp/v1/sessions/{sessionId}/request': 'OpenID4VP wallet: the request token of openid4vpUri',
+  'POST /openid4vp/v1/sessions/{sessionId}/request': 'OpenID4VP wallet: the request token of openid4vpUri',
+  'POST /openid4vp/v1/sessions/{sessionId}/response':
+    'OpenID4VP wallet: the request token, then the nonce and key binding',
+  'GET /openid4vp/v1/certificate': 'the public certificate that signs request objects',
 };
 
 /** Routes the server answers that the document leaves out: pages for people, assets, the docs. */

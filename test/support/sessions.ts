@@ -10,6 +10,7 @@ export interface CreatedSession {
   challengeNonce: string;
   qrPayload: string;
   verificationUrl: string;
+  openid4vpUri: string;
   expiresAt: string;
   status: string;
 }

@@ -41,6 +41,8 @@ export interface WebhookReceiver {
   port: number;
   /** Every request so far, in arrival order. */
   requests: RecordedRequest[];
+  /** TCP connections accepted so far (keep-alive reuses one for many requests). */
+  readonly connections: number;
   /** Queue answers for the next requests, in order. */
   respondWith(...responses: ScriptedResponse[]): void;
   /** The answer once the queue is empty (initially 200 `ok`). */
@@ -76,6 +78,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       void answer(res, queue.shift() ?? fallback);
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
 
@@ -83,6 +87,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${port}/hooks`,
     port,
     requests,
+    get connections() {
+      return connections;
+    },
     respondWith: (...responses) => queue.push(...responses),
     setDefaultResponse: (response) => {
       fallback = response;

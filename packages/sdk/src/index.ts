@@ -1,9 +1,21 @@
 import { HttpClient, type MatriculaOptions, type Query, type RequestOptions } from './http.js';
 import type { components, operations } from './openapi.js';
+import { constructEvent, webhooks as webhookHelpers, type WebhookEvent } from './webhooks.js';
 
 export { MatriculaError, type ErrorCode } from './errors.js';
 export type { MatriculaOptions, RequestOptions } from './http.js';
 export type { components, operations, paths, webhooks } from './openapi.js';
+export {
+  constructEvent,
+  verifyWebhookSignature,
+  WebhookVerificationError,
+  type SignatureRejectionReason,
+  type SignatureScheme,
+  type SignatureVerification,
+  type VerifyOptions,
+  type WebhookEvent,
+  type WebhookHeaders,
+} from './webhooks.js';
 
 type Schemas = components['schemas'];
 export type Session = Schemas['Session'];
@@ -109,6 +121,18 @@ export class Sessions extends Resource {
       options,
     });
   }
+  /**
+   * Erases what the session learnt and what you attached to it (the result's claims and
+   * university, metadata, clientReference), here and in its stored events; `redacted` becomes
+   * true. Only a session that has ended; redacting it again returns it unchanged.
+   */
+  redact(sessionId: string, options?: RequestOptions): Promise<Session> {
+    return this.http.request({
+      method: 'POST',
+      path: `/verification/v1/sessions/${segment(sessionId)}/redact`,
+      options,
+    });
+  }
 }
 
 export class Apps extends Resource {
@@ -209,6 +233,15 @@ export class Webhooks extends Resource {
   test(webhookId: string, options?: RequestOptions): Promise<Delivery> {
     return this.http.request({ method: 'POST', path: `/org/v1/webhooks/${segment(webhookId)}/test`, options });
   }
+
+  /** Receiver side: the event of an authentic delivery, or a WebhookVerificationError (see `Matricula.webhooks`). */
+  verify(...args: Parameters<typeof constructEvent>): WebhookEvent {
+    return constructEvent(...args);
+  }
+  /** The same as `verify`, under Stripe's name. */
+  constructEvent(...args: Parameters<typeof constructEvent>): WebhookEvent {
+    return constructEvent(...args);
+  }
 }
 
 /**
@@ -220,6 +253,12 @@ export class Webhooks extends Resource {
  * ```
  */
 export class Matricula {
+  /**
+   * Receiver-side webhook verification, without a client (no API key needed):
+   * `Matricula.webhooks.verify(rawBody, req.headers, secret)` returns the event or throws a
+   * WebhookVerificationError; it checks `X-Service-Signature` and the Standard Webhooks headers.
+   */
+  static readonly webhooks = webhookHelpers;
   readonly apps: Apps;
   readonly keys: Keys;
   readonly sessions: Sessions;

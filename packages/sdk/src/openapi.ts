@@ -184,6 +184,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/verification/v1/sessions/{sessionId}/redact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a session's data: result claims, university, metadata, clientReference
+         * @description Erases, in the session and in every stored event about it, the result's claims and university, its failureMessage, metadata and clientReference; keeps the id, status, verified, format, failureReason and timestamps, and emits verification.redacted. Only a session that has ended can be redacted (409 invalid_state for an open one). Redacting a redacted session returns it unchanged.
+         */
+        post: operations["redactSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verification/v1/sessions/{sessionId}/request": {
         parameters: {
             query?: never;
@@ -235,6 +255,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openid4vp/v1/sessions/{sessionId}/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed OpenID4VP request object of a session (request_uri, GET) */
+        get: operations["retrieveWalletRequestObject"];
+        put?: never;
+        /**
+         * The signed OpenID4VP request object, for a wallet that sends its metadata (request_uri_method=post)
+         * @description Form parameters wallet_metadata (JSON) and wallet_nonce, both optional; wallet_nonce is echoed in the signed request object.
+         */
+        post: operations["createWalletRequestObject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openid4vp/v1/certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The certificate chain that signs request objects (PEM, leaf first)
+         * @description What a wallet tester pins as trust anchor when the service signs with its self-signed sandbox certificate (x509_san_dns of the BASE_URL host).
+         */
+        get: operations["retrieveRequestSigningCertificate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openid4vp/v1/sessions/{sessionId}/response": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A wallet's OpenID4VP authorization response (response_uri: direct_post or direct_post.jwt)
+         * @description direct_post: vp_token (JSON, DCQL), or error (access_denied declines the session). direct_post.jwt: response, a JWE (ECDH-ES, A128GCM or A256GCM) to the key in the request's client_metadata.jwks. A rejected presentation is a failed attempt of the session (400, with its reason).
+         */
+        post: operations["submitWalletAuthorizationResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verification/v1/sessions/{sessionId}/status": {
         parameters: {
             query?: never;
@@ -275,6 +356,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/status-lists/{domain}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A sandbox university's status list token (IETF Token Status List)
+         * @description A signed JWT (`typ: statuslist+jwt`, signed with the published sandbox key of the university) whose `sub` is this URL. Indexes 0–15 are always revoked, 16–31 always suspended; an operator sets others with `matricula sandbox revoke`.
+         */
+        get: operations["getSandboxStatusList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verification/v1/verify": {
         parameters: {
             query?: never;
@@ -284,7 +385,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Verify one presentation directly; a negative outcome is a 200 with verified: false */
+        /**
+         * Verify one presentation directly; a negative outcome is a 200 with verified: false
+         * @description Each nonce is single-use per organization: once a presentation with it verified cryptographically (whatever the qualification outcome), any later presentation with that nonce is `nonce_reused`. A verification session's nonce is refused (`session_nonce`). Without `requiredClaims` the presentation is judged on what it discloses.
+         */
         post: operations["verifyPresentation"];
         delete?: never;
         options?: never;
@@ -510,6 +614,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "verification.redacted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The verification.redacted event, sent to the endpoints subscribed to it
+         * @description POSTed to your endpoint, signed (see docs/webhooks.md). Verify the signature on the raw body before parsing it. Any 2xx acknowledges; anything else, or no answer within the timeout, is retried; 410 Gone disables the endpoint.
+         */
+        post: operations["verificationRedactedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "consent.approved": {
         parameters: {
             query?: never;
@@ -622,7 +746,12 @@ export interface components {
          * @description Why a completed session is not verified
          * @enum {string}
          */
-        FailureReason: "student_inactive" | "credential_expired" | "claim_not_disclosed" | "too_many_attempts";
+        FailureReason: "student_inactive" | "credential_expired" | "claim_not_disclosed" | "too_many_attempts" | "credential_revoked";
+        /**
+         * @description A check the result skipped by the operator's policy (credential_status_unknown: STATUS_LIST_POLICY=warn)
+         * @enum {string}
+         */
+        ResultWarningCode: "credential_status_unknown";
         University: {
             name: string;
             domain: string;
@@ -643,6 +772,11 @@ export interface components {
         /** @description The outcome of a completed session */
         SessionResult: {
             verified: boolean;
+            /**
+             * @description Which wallet protocol answered: matricula (the wallet endpoints) or openid4vp (OpenID4VP 1.0)
+             * @enum {string}
+             */
+            protocol: "matricula" | "openid4vp";
             format: components["schemas"]["CredentialFormat"] | null;
             university: components["schemas"]["University"] | null;
             claims: components["schemas"]["ReportedClaims"];
@@ -650,6 +784,11 @@ export interface components {
             failureReason: components["schemas"]["FailureReason"] | null;
             /** @description What was wrong, in words an integrator can act on (which claim, which check, for too_many_attempts the last rejection); null when verified */
             failureMessage: string | null;
+            /** @description Checks skipped by the operator's policy: credential_status_unknown when the revocation status could not be determined and STATUS_LIST_POLICY is warn. Absent when every check ran. */
+            warnings?: {
+                code: components["schemas"]["ResultWarningCode"];
+                message: string;
+            }[];
         };
         /** @description A session that did not complete: it has no result */
         SessionWithoutResult: {
@@ -659,6 +798,8 @@ export interface components {
             challengeNonce: string;
             qrPayload: string;
             verificationUrl: string;
+            /** @description The same request for a standard OpenID4VP 1.0 wallet (EUDI and others): {OPENID4VP_SCHEME}://?client_id=…&request_uri=… (signed request by reference), or the whole request by value with the redirect_uri client identifier prefix */
+            openid4vpUri: string;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -679,6 +820,10 @@ export interface components {
             createdAt: string;
             consentedAt: string | null;
             completedAt: string | null;
+            /** @description true once the session was redacted (POST …/redact, or RESULT_RETENTION_DAYS after it ended): metadata, clientReference, and the result's university, claim values and failureMessage are null */
+            redacted: boolean;
+            /** @description When it was redacted; null while kept */
+            redactedAt: string | null;
             /** @enum {string} */
             status: "pending" | "consented" | "expired" | "cancelled" | "declined";
         };
@@ -690,6 +835,8 @@ export interface components {
             challengeNonce: string;
             qrPayload: string;
             verificationUrl: string;
+            /** @description The same request for a standard OpenID4VP 1.0 wallet (EUDI and others): {OPENID4VP_SCHEME}://?client_id=…&request_uri=… (signed request by reference), or the whole request by value with the redirect_uri client identifier prefix */
+            openid4vpUri: string;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -710,13 +857,17 @@ export interface components {
             createdAt: string;
             consentedAt: string | null;
             completedAt: string | null;
+            /** @description true once the session was redacted (POST …/redact, or RESULT_RETENTION_DAYS after it ended): metadata, clientReference, and the result's university, claim values and failureMessage are null */
+            redacted: boolean;
+            /** @description When it was redacted; null while kept */
+            redactedAt: string | null;
             /** @enum {string} */
             status: "completed";
             result: components["schemas"]["SessionResult"];
         };
         /** @description A verification session; result is present exactly when status is completed */
         Session: components["schemas"]["SessionWithoutResult"] | components["schemas"]["CompletedSession"];
-        /** @description The session as created (spec 2.1) */
+        /** @description The session as created (spec 2.1, plus openid4vpUri) */
         CreatedSession: {
             /** @description Prefix sess_ */
             sessionId: string;
@@ -728,6 +879,8 @@ export interface components {
             qrPayload: string;
             /** @description {PORTAL_URL}/verify/<sessionId> */
             verificationUrl: string;
+            /** @description The same request for a standard OpenID4VP 1.0 wallet (EUDI and others): {OPENID4VP_SCHEME}://?client_id=…&request_uri=… (signed request by reference), or the whole request by value with the redirect_uri client identifier prefix */
+            openid4vpUri: string;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -861,7 +1014,7 @@ export interface components {
          * @description The name of an event
          * @enum {string}
          */
-        EventType: "verification.completed" | "verification.expired" | "verification.cancelled" | "consent.approved" | "consent.declined" | "webhook.test";
+        EventType: "verification.completed" | "verification.expired" | "verification.cancelled" | "verification.redacted" | "consent.approved" | "consent.declined" | "webhook.test";
         /** @description A webhook endpoint; its signing secret is not part of it */
         WebhookEndpoint: {
             /** @description Prefix whk_ */
@@ -966,12 +1119,31 @@ export interface components {
              */
             deletedAt: string;
         };
-        /** @description data of verification.completed (spec 6.3) */
+        /** @description data of verification.completed (spec 6.3, plus protocol) */
         VerificationCompletedData: {
             sessionId: string;
             verified: boolean;
             university: components["schemas"]["University"] | null;
             claims: components["schemas"]["ReportedClaims"];
+            /**
+             * @description Present once the session was redacted: university and claim values are null from then on (a delivery sent after the redaction carries them so)
+             * @enum {boolean}
+             */
+            redacted?: true;
+            /**
+             * @description Which wallet protocol answered (matricula or openid4vp); absent on events recorded before it existed
+             * @enum {string}
+             */
+            protocol?: "matricula" | "openid4vp";
+        };
+        /** @description data of verification.redacted */
+        VerificationRedactedData: {
+            sessionId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            redactedAt: string;
         };
         /** @description data of the events about a session other than its completion */
         SessionEventData: {
@@ -1027,6 +1199,21 @@ export interface components {
             environment: components["schemas"]["Environment"];
             data: components["schemas"]["SessionEventData"];
         };
+        /** @description A session's data was erased: by you (POST /verification/v1/sessions/{sessionId}/redact) or by result retention (RESULT_RETENTION_DAYS) */
+        VerificationRedactedEvent: {
+            /** @description Prefix evt_ */
+            id: string;
+            /** @enum {string} */
+            event: "verification.redacted";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            appId: string;
+            environment: components["schemas"]["Environment"];
+            data: components["schemas"]["VerificationRedactedData"];
+        };
         /** @description The student agreed to share the requested claims */
         ConsentApprovedEvent: {
             /** @description Prefix evt_ */
@@ -1073,12 +1260,12 @@ export interface components {
             data: components["schemas"]["WebhookTestData"];
         };
         /** @description An event (spec 2.4); `event` says which, and the shape of `data` */
-        Event: components["schemas"]["VerificationCompletedEvent"] | components["schemas"]["VerificationExpiredEvent"] | components["schemas"]["VerificationCancelledEvent"] | components["schemas"]["ConsentApprovedEvent"] | components["schemas"]["ConsentDeclinedEvent"] | components["schemas"]["WebhookTestEvent"];
+        Event: components["schemas"]["VerificationCompletedEvent"] | components["schemas"]["VerificationExpiredEvent"] | components["schemas"]["VerificationCancelledEvent"] | components["schemas"]["VerificationRedactedEvent"] | components["schemas"]["ConsentApprovedEvent"] | components["schemas"]["ConsentDeclinedEvent"] | components["schemas"]["WebhookTestEvent"];
         /**
          * @description Why a presentation is cryptographically unacceptable
          * @enum {string}
          */
-        RejectionReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim";
+        RejectionReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim" | "nonce_reused" | "session_nonce" | "unrequested_disclosure" | "issuer_unreachable" | "invalid_status_list";
         /** @description The outcome of verifying one presentation */
         VerificationResult: {
             verified: boolean;
@@ -1090,6 +1277,11 @@ export interface components {
             failureReason: components["schemas"]["RejectionReason"] | components["schemas"]["FailureReason"] | null;
             /** @description What was wrong, in words that let you debug an issuer's credential (which check failed and why); null when verified */
             failureMessage: string | null;
+            /** @description Checks skipped by the operator's policy: credential_status_unknown when the revocation status could not be determined and STATUS_LIST_POLICY is warn. Absent when every check ran. */
+            warnings?: {
+                code: components["schemas"]["ResultWarningCode"];
+                message: string;
+            }[];
         };
         /** @description What the wallet is asked to present, and for whom */
         PresentationRequest: {
@@ -1127,6 +1319,19 @@ export interface components {
             failureReason: string | null;
             /** @description What was wrong, in words; null when verified */
             failureMessage: string | null;
+        };
+        /** @description An OAuth 2.0 error response, as wallets expect it */
+        OAuthError: {
+            /** @description OAuth 2.0 error code: invalid_request, temporarily_unavailable, server_error */
+            error: string;
+            error_description: string;
+            /** @description Why a presentation was rejected (a RejectionReason) */
+            reason?: string;
+        };
+        /** @description The response was received */
+        Openid4vpResponseAcknowledgement: {
+            /** @description Same-device flow: the portal page, with a response_code, for the wallet to open */
+            redirect_uri?: string;
         };
         /** @description What anyone holding the session id may know of it */
         PublicSessionStatus: {
@@ -1181,6 +1386,14 @@ export interface components {
         RequestId: string;
         /** @description true when this response is the replay of an earlier request with the same Idempotency-Key */
         IdempotentReplayed: "true";
+        /** @description Seconds to wait before trying again */
+        RetryAfter: number;
+        /** @description Requests allowed in the current window of this limit (IETF httpapi RateLimit draft) */
+        RateLimitLimit: number;
+        /** @description Requests left in the current window of this limit */
+        RateLimitRemaining: number;
+        /** @description Seconds until the current window ends and the limit is whole again */
+        RateLimitReset: number;
     };
     pathItems: never;
 }
@@ -1195,7 +1408,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Liveness: the process answers */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1219,7 +1432,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Readiness: the database answers */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1311,10 +1524,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of app items and the cursor to the next page */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1340,6 +1556,20 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1393,11 +1623,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created app */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1468,6 +1701,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -1491,10 +1738,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The app details */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1539,6 +1789,20 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1568,10 +1832,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The app details */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1616,6 +1883,20 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1657,10 +1938,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The app details */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1741,6 +2025,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -1768,10 +2066,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of key items and the cursor to the next page */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1823,6 +2124,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -1862,11 +2177,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created key */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1947,6 +2265,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -1970,10 +2302,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The revoked key */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2024,6 +2359,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -2052,10 +2401,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of session items and the cursor to the next page */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2101,6 +2453,20 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2161,11 +2527,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created session */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2246,6 +2615,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -2269,10 +2652,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The session */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2323,6 +2709,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -2349,11 +2749,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The session */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2434,6 +2837,148 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    redactSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the first response is kept 24 h and replayed for the same key and the same request; the same key with another request is a 409 idempotency_conflict. 1 to 255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Session"];
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key may not act on this resource */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state, or an Idempotency-Key reused with another request */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -2460,10 +3005,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The presentation request */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2498,6 +3046,20 @@ export interface operations {
             410: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2545,11 +3107,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The consent result */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2620,6 +3185,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -2663,11 +3242,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The presentation outcome */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2738,6 +3320,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -2746,6 +3342,466 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    retrieveWalletRequestObject: {
+        parameters: {
+            query: {
+                /** @description The request token of openid4vpUri */
+                token: string;
+                /** @description Same-device flow: the response redirects to the portal */
+                device?: "same";
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed request object (JAR): a JWT of typ oauth-authz-req+jwt, signed with x5c */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/oauth-authz-req+jwt": string;
+                };
+            };
+            /** @description invalid_request: malformed, expired, already answered, or a rejected presentation */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: no such authorization request (unknown session or wrong token) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is not application/x-www-form-urlencoded */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: too many requests from this address, or the proof workers are saturated; Retry-After says when to come back */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description server_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: the server is shutting down; Retry-After says when to come back */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    createWalletRequestObject: {
+        parameters: {
+            query: {
+                /** @description The request token of openid4vpUri */
+                token: string;
+                /** @description Same-device flow: the response redirects to the portal */
+                device?: "same";
+            };
+            header?: {
+                /** @description Makes the POST safe to retry: the first response is kept 24 h and replayed for the same key and the same request; the same key with another request is a 409 idempotency_conflict. 1 to 255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description application/x-www-form-urlencoded parameters */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet_nonce": "qPmxiNFCR3QTm19POc8u",
+                 *       "wallet_metadata": "{\"request_object_signing_alg_values_supported\":[\"ES256\"]}"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description direct_post: the presentations, JSON keyed by DCQL credential query id */
+                    vp_token?: string;
+                    /** @description request_uri_method=post: the wallet's metadata, JSON */
+                    wallet_metadata?: string;
+                    /** @description An error response: the wallet's explanation */
+                    error_description?: string;
+                } & {
+                    [key: string]: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The signed request object (JAR): a JWT of typ oauth-authz-req+jwt, signed with x5c */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/oauth-authz-req+jwt": string;
+                };
+            };
+            /** @description invalid_request: malformed, expired, already answered, or a rejected presentation */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: no such authorization request (unknown session or wrong token) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is not application/x-www-form-urlencoded */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: too many requests from this address, or the proof workers are saturated; Retry-After says when to come back */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description server_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: the server is shutting down; Retry-After says when to come back */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    retrieveRequestSigningCertificate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PEM certificates, leaf first */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pem-certificate-chain": string;
+                };
+            };
+            /** @description invalid_request: malformed, expired, already answered, or a rejected presentation */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: no such authorization request (unknown session or wrong token) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is not application/x-www-form-urlencoded */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: too many requests from this address, or the proof workers are saturated; Retry-After says when to come back */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description server_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: the server is shutting down; Retry-After says when to come back */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    submitWalletAuthorizationResponse: {
+        parameters: {
+            query: {
+                /** @description The request token of openid4vpUri */
+                token: string;
+                /** @description Same-device flow: the response redirects to the portal */
+                device?: "same";
+            };
+            header?: {
+                /** @description Makes the POST safe to retry: the first response is kept 24 h and replayed for the same key and the same request; the same key with another request is a 409 idempotency_conflict. 1 to 255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description application/x-www-form-urlencoded parameters */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "response": "eyJhbGciOiJFQ0RILUVTIiwiZW5jIjoiQTI1NkdDTSIsImtpZCI6InNlc3NfMS1lbmMifQ..…"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description direct_post: the presentations, JSON keyed by DCQL credential query id */
+                    vp_token?: string;
+                    /** @description request_uri_method=post: the wallet's metadata, JSON */
+                    wallet_metadata?: string;
+                    /** @description An error response: the wallet's explanation */
+                    error_description?: string;
+                } & {
+                    [key: string]: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The response was received */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Openid4vpResponseAcknowledgement"];
+                };
+            };
+            /** @description invalid_request: malformed, expired, already answered, or a rejected presentation */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: no such authorization request (unknown session or wrong token) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is not application/x-www-form-urlencoded */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: too many requests from this address, or the proof workers are saturated; Retry-After says when to come back */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description server_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: the server is shutting down; Retry-After says when to come back */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
         };
@@ -2761,10 +3817,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The public session status */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2789,6 +3848,20 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2841,11 +3914,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The sandbox presentation */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2930,6 +4006,70 @@ export interface operations {
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getSandboxStatusList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status list token */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/statuslist+jwt": string;
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2973,20 +4113,24 @@ export interface operations {
                 "application/json": {
                     format: components["schemas"]["CredentialFormat"];
                     presentation: unknown;
-                    /** @description The challenge you gave the wallet; every format is bound to one */
+                    /** @description The challenge you gave the wallet; every format is bound to one. Single-use per organization: use a fresh one (e.g. 256 random bits) per presentation */
                     nonce: string;
                     /** @description Defaults to BASE_URL */
                     audience?: string;
+                    /** @description What the presentation must disclose (is_active_student always). Omitted: it is judged on what it discloses, and every disclosed claim is reported */
                     requiredClaims?: components["schemas"]["ClaimName"][];
                 };
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The verification result */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3047,6 +4191,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3075,10 +4233,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of event items and the cursor to the next page */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3130,6 +4291,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3153,10 +4328,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The event */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3207,6 +4385,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3234,10 +4426,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of webhook endpoint items and the cursor to the next page */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3283,6 +4478,20 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3335,11 +4544,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The webhook endpoint with secret */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3420,6 +4632,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3443,10 +4669,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The webhook endpoint */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3497,6 +4726,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3520,10 +4763,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The deleted webhook endpoint */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3574,6 +4820,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3608,10 +4868,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The webhook endpoint */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3682,6 +4945,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3708,11 +4985,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The webhook endpoint with secret */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3793,6 +5073,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3819,11 +5113,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The delivery */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3904,6 +5201,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3933,10 +5244,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of delivery items and the cursor to the next page */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3988,6 +5302,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -4012,10 +5340,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The delivery */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4066,6 +5397,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -4093,11 +5438,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The delivery */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4172,6 +5520,20 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4279,6 +5641,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["VerificationCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: any 2xx status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled and receives nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    verificationRedactedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with the endpoint secret>; several v1 while a rotated secret still signs */
+                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /** @description The event name, as in the body */
+                "X-Service-Event": components["parameters"]["WebhookEvent"];
+                /** @description The delivery id (prefix del_), the same on every attempt */
+                "X-Service-Delivery": components["parameters"]["WebhookDelivery"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerificationRedactedEvent"];
             };
         };
         responses: {

@@ -14,20 +14,21 @@ function messageValue(message: Uint8Array, claim: ClaimName): string {
 
 /**
  * Derives a fresh proof from `credential` that discloses `disclose` and nothing else (never the
- * holder secret), bound to the request's audience and nonce. Each call uses new randomness, so
- * two presentations of one credential share no bytes a verifier could link.
+ * holder secret), bound to the request's audience, nonce and time. Each call uses new randomness,
+ * so two presentations of one credential share no bytes a verifier could link.
  */
 export async function presentBbsCredential(
   credential: BbsCredential,
-  request: Pick<PresentationRequest, 'audience' | 'nonce' | 'disclose'>,
+  request: Pick<PresentationRequest, 'audience' | 'nonce' | 'disclose' | 'now'>,
 ): Promise<BbsPresentation> {
+  const now = Math.floor(request.now.getTime() / 1000);
   const indexes = [...new Set(request.disclose.map(claimIndex))].sort((a, b) => a - b);
   const proof = await deriveProof({
     publicKey: credential.publicKey,
     signature: credential.signature,
     header: credentialHeader(credential.issuerDomain),
     messages: credential.messages,
-    presentationHeader: presentationHeader(request.audience, request.nonce),
+    presentationHeader: presentationHeader(request.audience, request.nonce, now),
     disclosedMessageIndexes: indexes,
     ciphersuite: BBS_CIPHERSUITE,
   });
@@ -35,7 +36,7 @@ export async function presentBbsCredential(
   for (const index of indexes) {
     disclosed[index] = messageValue(credential.messages[index], claimAtIndex(index) as ClaimName);
   }
-  return { issuer: credential.issuerDomain, proof: Buffer.from(proof).toString('base64url'), disclosed };
+  return { issuer: credential.issuerDomain, now, proof: Buffer.from(proof).toString('base64url'), disclosed };
 }
 
 /** A different value for a disclosed claim, one a tamperer would want (active, later, higher). */

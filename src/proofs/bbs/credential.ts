@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ClaimName, DisclosedClaims } from '../../domain/claims.ts';
+import { lengthPrefixed } from '../length-prefixed.ts';
 
 /**
  * The `bbs` student credential: what the issuer signs, message by message, and how each message
@@ -86,13 +87,20 @@ export function credentialHeader(issuerDomain: string): Uint8Array {
   return utf8.encode(`${BBS_STUDENT_CREDENTIAL.type}|${issuerDomain}`);
 }
 
+/** First field of every presentation header: names the encoding, so that a later one cannot be confused with it. */
+export const PRESENTATION_HEADER_TYPE = 'matricula:bbs:presentation-header:v2';
+
 /**
- * The BBS presentation header: UTF-8 of `<audience>|<nonce>`. The proof's challenge hashes it,
- * so a proof holds only for the session nonce and the service it was made for. Nonces are
- * `nonce_…` tokens without `|`, so the last `|` separates the two unambiguously.
+ * The BBS presentation header: the fields type, audience, nonce and now (decimal unix seconds),
+ * each as a 4-byte big-endian byte length followed by its UTF-8 bytes. The proof's challenge
+ * hashes it, so a proof holds only for the nonce, the service and the time it was made for.
+ * Length prefixes make the encoding injective whatever the fields contain: the previous
+ * `<audience>|<nonce>` let a caller who picks both move a `|` from one to the other (issue 10,
+ * finding 2), and held no time, so a captured proof verified forever.
  */
-export function presentationHeader(audience: string, nonce: string): Uint8Array {
-  return utf8.encode(`${audience}|${nonce}`);
+export function presentationHeader(audience: string, nonce: string, now: number): Uint8Array {
+  if (!Number.isSafeInteger(now) || now < 0) throw new RangeError('now must be unix seconds');
+  return lengthPrefixed([PRESENTATION_HEADER_TYPE, audience, nonce, String(now)]);
 }
 
 /**

@@ -1,5 +1,5 @@
 /** The `bbs` credential format: BBS signatures (BLS12-381-SHA-256) over the student credential. */
-export { bbsVerifier } from './verifier.ts';
+export { bbsVerifier, createBbsVerifier } from './verifier.ts';
 export { bbsBuilder, presentBbsCredential } from './builder.ts';
 export { issueBbsCredential, issueSandboxCredential, type BbsCredential } from './issue.ts';
 export {

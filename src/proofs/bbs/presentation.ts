@@ -1,5 +1,6 @@
 import { bls12_381 } from '@noble/curves/bls12-381';
 import type { ClaimName } from '../../domain/claims.ts';
+import { isPresentationTime } from '../freshness.ts';
 import {
   BBS_MESSAGE_COUNT,
   HOLDER_SECRET_INDEX,
@@ -10,12 +11,14 @@ import {
 
 /**
  * The JSON value a holder submits as a `bbs` presentation:
- * `{issuer: "<domain>", proof: "<base64url BBS proof>", disclosed: {"<index>": "<value>", …}}`.
+ * `{issuer: "<domain>", now: <unix seconds>, proof: "<base64url BBS proof>", disclosed: {"<index>": "<value>", …}}`.
  * `disclosed` maps the message index of each disclosed claim to its value as signed (see
- * credential.ts); everything else stays hidden in the proof.
+ * credential.ts); everything else stays hidden in the proof. `now` is the time the proof was
+ * made, bound into the presentation header and checked against the service clock.
  */
 export interface BbsPresentation {
   issuer: string;
+  now: number;
   proof: string;
   disclosed: Record<string, string>;
 }
@@ -30,6 +33,8 @@ export interface DisclosedMessage {
 /** A presentation whose shape is right; its cryptography is still unchecked. */
 export interface ParsedBbsPresentation {
   issuer: string;
+  /** Unix seconds, as bound into the presentation header. */
+  now: number;
   proof: Uint8Array;
   /** Ascending by index, the order BBS expects. */
   disclosed: DisclosedMessage[];
@@ -119,16 +124,18 @@ function parseProof(value: unknown, disclosedCount: number): Uint8Array | string
 
 /** Checks the shape of a submitted `bbs` presentation; never throws. */
 export function parseBbsPresentation(value: unknown): ParseOutcome {
-  if (!isPlainObject(value)) return fail('a bbs presentation is an object {issuer, proof, disclosed}');
-  const unknownKey = Object.keys(value).find((key) => !['issuer', 'proof', 'disclosed'].includes(key));
+  if (!isPlainObject(value)) return fail('a bbs presentation is an object {issuer, now, proof, disclosed}');
+  const unknownKey = Object.keys(value).find((key) => !['issuer', 'now', 'proof', 'disclosed'].includes(key));
   if (unknownKey !== undefined) return fail(`unexpected field "${unknownKey.slice(0, 40)}"`);
   const { issuer } = value;
   if (typeof issuer !== 'string' || issuer.length === 0 || issuer.length > MAX_DOMAIN_LENGTH) {
     return fail('`issuer` must be the issuing university domain');
   }
+  const { now } = value;
+  if (!isPresentationTime(now)) return fail('`now` must be the unix time (seconds) the proof was made');
   const disclosed = parseDisclosed(value.disclosed);
   if (typeof disclosed === 'string') return fail(disclosed);
   const proof = parseProof(value.proof, disclosed.length);
   if (typeof proof === 'string') return fail(proof);
-  return { ok: true, presentation: { issuer, proof, disclosed } };
+  return { ok: true, presentation: { issuer, now, proof, disclosed } };
 }

@@ -81,12 +81,12 @@ export function proveCredential(
 async function present(student: SandboxStudent, request: PresentationRequest): Promise<Groth16PresentationJson> {
   const credential = await issueSandboxCredential(student);
   const { proof, publicSignals } = await proveCredential(credential, request);
-  const [tag, active, unexpired, level] = OUTPUT_ORDER.map((_, i) => BigInt(publicSignals[i]));
+  const [active, unexpired, level] = OUTPUT_ORDER.map((_, i) => BigInt(publicSignals[i]));
   return {
     issuer: student.university,
     now: Math.floor(request.now.getTime() / 1000),
     proof: { pi_a: proof.pi_a, pi_b: proof.pi_b, pi_c: proof.pi_c },
-    outputs: outputsToJson({ tag, active, unexpired, level }),
+    outputs: outputsToJson({ active, unexpired, level }),
   };
 }
 

@@ -1,5 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { utf8ToBytes, bytesToHex } from '@noble/hashes/utils.js';
+import { lengthPrefixed } from '../length-prefixed.ts';
 
 /**
  * Field elements of the circuit: the BN254 scalar field and the mappings from service values
@@ -12,17 +13,22 @@ export const BN254_R = 218882428718392752222464057452572750885483644004160343436
 /** Largest `now` / `valid_until` the circuit accepts: both are range-checked to 64 bits. */
 export const MAX_TIMESTAMP = (1n << 64n) - 1n;
 
-/** SHA-256 of the UTF-8 text, read as a big-endian integer, reduced mod r. */
-export function hashToField(text: string): bigint {
-  return BigInt(`0x${bytesToHex(sha256(utf8ToBytes(text)))}`) % BN254_R;
+/** SHA-256 of the UTF-8 text (or of the bytes), read as a big-endian integer, reduced mod r. */
+export function hashToField(text: string | Uint8Array): bigint {
+  return BigInt(`0x${bytesToHex(sha256(typeof text === 'string' ? utf8ToBytes(text) : text))}`) % BN254_R;
 }
 
+/** First field of the nonceField encoding; v1 was the ambiguous `matricula-groth16-v1|<audience>|<nonce>`. */
+export const NONCE_FIELD_TYPE = 'matricula-groth16-nonce-v2';
+
 /**
- * The field element a session's nonce becomes. It binds the audience too, so that a proof made
- * for one service cannot be replayed at another that happened to issue the same nonce.
+ * The field element a session's nonce becomes: SHA-256 of the length-prefixed fields type,
+ * audience and nonce, mod r. It binds the audience too, so that a proof made for one service
+ * cannot be replayed at another that happened to issue the same nonce, and the length prefixes
+ * keep a caller who picks both from moving bytes between them (issue 10, finding 2).
  */
 export function nonceField(nonce: string, audience: string): bigint {
-  return hashToField(`matricula-groth16-v1|${audience}|${nonce}`);
+  return hashToField(lengthPrefixed([NONCE_FIELD_TYPE, audience, nonce]));
 }
 
 /** The field element that stands for a university domain in the signed credential. */

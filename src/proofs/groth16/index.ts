@@ -1,6 +1,6 @@
 /**
  * The `groth16` credential format: a circom circuit proving an issuer's EdDSA-Poseidon signature
- * over the student credential, validUntil > now and a session-bound tag (docs/zk-groth16.md).
+ * over the student credential, validUntil > now, bound to the session's nonce (docs/zk-groth16.md).
  * The service side (verifier) checks the pairing on mcl-wasm (BSD-3-Clause, WebAssembly), with
  * the @noble/curves (MIT) check as the reference in tests; the holder side (builder) loads
  * snarkjs/circomlibjs, devDependencies, only when it proves.
@@ -21,12 +21,8 @@ export const groth16Verifier: PresentationVerifier = {
     (sandboxOnly ??= createGroth16Verifier()).verify(presentation, context, registry),
 };
 
-export {
-  createGroth16Verifier,
-  MAX_NOW_AHEAD_SECONDS,
-  MAX_NOW_BEHIND_SECONDS,
-  type Groth16VerifierOptions,
-} from './presentation-verifier.ts';
+export { createGroth16Verifier, type Groth16VerifierOptions } from './presentation-verifier.ts';
+export { MAX_NOW_AHEAD_SECONDS, MAX_NOW_BEHIND_SECONDS } from '../freshness.ts';
 export {
   groth16Builder,
   proveCredential,

@@ -12,17 +12,12 @@ import { domainHash, nonceField, parseFieldElement } from './fields.ts';
 import { parsePresentation, type Groth16Presentation } from './presentation.ts';
 import { publicSignals, type CircuitPublicInputs } from './signals.ts';
 import { loadLiveVerificationKey, loadSandboxVerificationKey, loadVerificationKey } from './verification-key.ts';
-import { mclPairing, type Groth16Pairing, type Groth16ProofCheck } from './pairing.ts';
+import type { Groth16Pairing } from './pairing.ts';
 import type { Groth16VerificationKey } from './verifier.ts';
-
-/**
- * How far the presentation's `now` may be behind the service's clock. The proof shows
- * `valid_until > now`, so this is also how long after `valid_until` an expired credential can
- * still prove `unexpired = 1`: a minute, time enough for a phone to prove and send.
- */
-export const MAX_NOW_BEHIND_SECONDS = 60;
-/** How far the presentation's `now` may be ahead of the service's clock (a wallet's clock running fast). */
-export const MAX_NOW_AHEAD_SECONDS = 30;
+import { presentationTimeProblem } from '../freshness.ts';
+import { GROTH16_ARTIFACTS } from './artifacts.ts';
+import type { ProofDecodeError } from './proof-json.ts';
+import { inProcessRunner, type ProofRunner } from '../worker/tasks.ts';
 
 /** Where the service takes its verification keys from. */
 export interface Groth16VerifierOptions {
@@ -39,7 +34,15 @@ export interface Groth16VerifierOptions {
    * presentations through @noble/curves (`noblePairing`), the reference, and compare.
    */
   pairing?: Groth16Pairing;
+  /**
+   * Where the default pairing (mcl-wasm) runs: a worker thread of the service's proof pool, or
+   * the calling thread (the default). Not used with an explicit `pairing`, which runs here.
+   */
+  runner?: ProofRunner;
 }
+
+/** A proof check that may run on another thread. */
+type ProofCheck = (proof: unknown, signals: readonly bigint[]) => Promise<boolean | ProofDecodeError>;
 
 type Rejection = Extract<PresentationCheck, { ok: false }>;
 const reject = (reason: RejectionReason, message: string): Rejection => ({ ok: false, reason, message });
@@ -55,19 +58,34 @@ export function createGroth16Verifier(options: Groth16VerifierOptions = {}): Pre
   };
   // Refuses a degenerate key (δ = ±γ, δ the generator: forgeable from the key alone) and the sandbox key.
   if (options.liveVerificationKeyPath) keys.live = loadLiveVerificationKey(options.liveVerificationKeyPath);
-  const pairing = options.pairing ?? mclPairing;
+  const keyPaths: Partial<Record<Environment, string>> = {
+    sandbox: options.sandboxVerificationKeyPath ?? GROTH16_ARTIFACTS.verificationKey,
+    live: options.liveVerificationKeyPath,
+  };
+  const { pairing, runner = inProcessRunner } = options;
   // Prepared on first use (mcl loads its WebAssembly then), once per key; the verify call awaits it.
-  const checks: Partial<Record<Environment, Promise<Groth16ProofCheck>>> = {};
-  const checkFor = (environment: Environment): Promise<Groth16ProofCheck> | undefined => {
+  const checks: Partial<Record<Environment, Promise<ProofCheck>>> = {};
+  const checkFor = (environment: Environment): Promise<ProofCheck> | undefined => {
     const vk = keys[environment];
-    if (!vk) return undefined;
+    const keyPath = keyPaths[environment];
+    if (!vk || keyPath === undefined) return undefined;
+    // The runner prepares the key in the thread that checks, once per thread (worker/tasks.ts).
+    if (!pairing)
+      return Promise.resolve((proof, signals) =>
+        runner.run({ kind: 'groth16-check', keyPath, proof, signals: [...signals] }),
+      );
     let check = checks[environment];
     if (!check) {
       // A failure is the caller's error, and the next call tries again.
-      check = checks[environment] = pairing.prepare(vk).catch((error: unknown) => {
-        delete checks[environment];
-        throw error;
-      });
+      check = checks[environment] = pairing.prepare(vk).then(
+        (sync): ProofCheck =>
+          async (proof, signals) =>
+            sync(proof, signals),
+        (error: unknown) => {
+          delete checks[environment];
+          throw error;
+        },
+      );
       // Awaited only after the registry lookup: marked handled so that an early failure does not
       // count as an unhandled rejection meanwhile.
       check.catch(() => undefined);
@@ -82,7 +100,7 @@ export function createGroth16Verifier(options: Groth16VerifierOptions = {}): Pre
 }
 
 async function verifyPresentation(
-  prepared: Promise<Groth16ProofCheck> | undefined,
+  prepared: Promise<ProofCheck> | undefined,
   value: unknown,
   context: PresentationContext,
   registry: TrustRegistry,
@@ -92,14 +110,10 @@ async function verifyPresentation(
   const presentation = parsePresentation(value);
   if (!presentation)
     return reject('malformed_presentation', 'expected {issuer, now, proof, outputs} with decimal-string outputs');
-  const serviceNow = Math.floor(context.now.getTime() / 1000);
-  if (serviceNow - presentation.now > MAX_NOW_BEHIND_SECONDS || presentation.now - serviceNow > MAX_NOW_AHEAD_SECONDS) {
-    return reject(
-      'stale_presentation',
-      `now must be at most ${MAX_NOW_BEHIND_SECONDS} s behind and ${MAX_NOW_AHEAD_SECONDS} s ahead of the service clock`,
-    );
-  }
-  const outputsProblem = checkOutputs(presentation, context);
+  // The proof shows valid_until > now: a stale `now` would let an expired credential pass.
+  const timeProblem = presentationTimeProblem(presentation.now, context.now);
+  if (timeProblem) return reject('stale_presentation', timeProblem);
+  const outputsProblem = checkOutputs(presentation);
   if (outputsProblem) return outputsProblem;
   const issuer = await findIssuer(registry, context.environment, presentation.issuer);
   if (!issuer)
@@ -110,30 +124,41 @@ async function verifyPresentation(
     domainHash: domainHash(issuer.entry.domain),
     nonceField: nonceField(context.nonce, context.audience),
     now: BigInt(presentation.now),
-    discloseLevel: wantsLevel(context) ? 1n : 0n,
+    discloseLevel: disclosesLevel(presentation) ? 1n : 0n,
   };
   const check = await prepared;
-  const outcome = check(presentation.proof, publicSignals(presentation.outputs, inputs));
+  const outcome = await check(presentation.proof, publicSignals(presentation.outputs, inputs));
   if (outcome === 'malformed')
     return reject('malformed_presentation', 'proof must be {pi_a, pi_b, pi_c} in snarkjs JSON form');
   if (outcome === 'invalid_point') return reject('invalid_proof', 'a proof point is not a valid group element');
   if (!outcome) {
     return reject('invalid_proof', 'the proof does not verify for this issuer, session and time');
   }
+  // Checked once the proof holds, so that the reason is about a genuine presentation.
+  if (disclosesLevel(presentation) && context.requiredClaims && !context.requiredClaims.includes('academic_level')) {
+    return reject(
+      'unrequested_disclosure',
+      'the proof discloses academic_level, which was not requested: prove with discloseLevel = 0, or ask for academic_level',
+    );
+  }
   return { ok: true, presentation: verified(issuer.entry, presentation) };
 }
 
-function wantsLevel(context: PresentationContext): boolean {
-  return context.requiredClaims.includes('academic_level');
+/**
+ * Whether the proof was made with discloseLevel = 1. The circuit outputs level = discloseLevel ×
+ * levelCode and no catalogue level has code 0, so a non-zero level means the holder disclosed it.
+ * The verifier takes discloseLevel from there and checks the proof against it: a proof made
+ * with the other value does not verify, and a zero level proves nothing about the level.
+ */
+function disclosesLevel(p: Groth16Presentation): boolean {
+  return p.outputs.level !== 0n;
 }
 
 /** Outputs the circuit can only produce as bits or a known level code: anything else is not a proof of ours. */
-function checkOutputs(p: Groth16Presentation, context: PresentationContext): Rejection | undefined {
+function checkOutputs(p: Groth16Presentation): Rejection | undefined {
   const { active, unexpired, level } = p.outputs;
   if (active > 1n || unexpired > 1n)
     return reject('malformed_presentation', 'outputs.active and outputs.unexpired must be 0 or 1');
-  if (!wantsLevel(context) && level !== 0n)
-    return reject('malformed_presentation', 'outputs.level must be 0 when the level is not requested');
   if (level !== 0n && levelName(level) === undefined) {
     return reject('malformed_presentation', 'outputs.level is not a known academic level code');
   }

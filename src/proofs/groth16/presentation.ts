@@ -1,3 +1,4 @@
+import { isPresentationTime } from '../freshness.ts';
 import { parseFieldElement } from './fields.ts';
 import type { CircuitOutputs } from './signals.ts';
 
@@ -7,7 +8,7 @@ import type { CircuitOutputs } from './signals.ts';
  * ```json
  * { "issuer": "sandbox-state.example", "now": 1795000000,
  *   "proof": { "pi_a": [...], "pi_b": [...], "pi_c": [...] },
- *   "outputs": { "tag": "…", "active": "1", "unexpired": "1", "level": "0" } }
+ *   "outputs": { "active": "1", "unexpired": "1", "level": "0" } }
  * ```
  *
  * A `publicSignals` field, as snarkjs produces it, is tolerated and ignored: the service builds
@@ -17,7 +18,7 @@ import type { CircuitOutputs } from './signals.ts';
 export interface Groth16Presentation {
   /** Domain of the university whose registry key the proof is checked against. */
   issuer: string;
-  /** Unix seconds the proof used as `now`; accepted within 5 minutes of the service's clock. */
+  /** Unix seconds the proof used as `now`; accepted 60 s behind to 30 s ahead of the service clock (freshness.ts). */
   now: number;
   /** The proof in snarkjs JSON form, decoded later by the verifier. */
   proof: unknown;
@@ -26,7 +27,6 @@ export interface Groth16Presentation {
 
 /** The JSON form of {@link CircuitOutputs}: decimal strings. */
 export interface Groth16OutputsJson {
-  tag: string;
   active: string;
   unexpired: string;
   level: string;
@@ -37,22 +37,20 @@ export function parsePresentation(value: unknown): Groth16Presentation | undefin
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const { issuer, now, proof, outputs } = value as Record<string, unknown>;
   if (typeof issuer !== 'string' || issuer.length === 0 || issuer.length > 253) return undefined;
-  if (typeof now !== 'number' || !Number.isSafeInteger(now) || now < 0) return undefined;
+  if (!isPresentationTime(now)) return undefined;
   if (typeof proof !== 'object' || proof === null) return undefined;
   if (typeof outputs !== 'object' || outputs === null) return undefined;
   const o = outputs as Record<string, unknown>;
-  const tag = parseFieldElement(o.tag);
   const active = parseFieldElement(o.active);
   const unexpired = parseFieldElement(o.unexpired);
   const level = parseFieldElement(o.level);
-  if (tag === undefined || active === undefined || unexpired === undefined || level === undefined) return undefined;
-  return { issuer, now, proof, outputs: { tag, active, unexpired, level } };
+  if (active === undefined || unexpired === undefined || level === undefined) return undefined;
+  return { issuer, now, proof, outputs: { active, unexpired, level } };
 }
 
 /** The JSON form of circuit outputs, as the wallet sends them. */
 export function outputsToJson(outputs: CircuitOutputs): Groth16OutputsJson {
   return {
-    tag: outputs.tag.toString(),
     active: outputs.active.toString(),
     unexpired: outputs.unexpired.toString(),
     level: outputs.level.toString(),

@@ -6,8 +6,6 @@
 
 /** Values the circuit computes; the service reads them from the presentation, the pairing vouches for them. */
 export interface CircuitOutputs {
-  /** Poseidon(studentSecret, nonceField): the holder's tag for this session. */
-  tag: bigint;
   /** The signed `active` bit (0 or 1). */
   active: bigint;
   /** 1 if validUntil > now, else 0. */
@@ -28,12 +26,7 @@ export interface CircuitPublicInputs {
   discloseLevel: bigint;
 }
 
-export const OUTPUT_ORDER = [
-  'tag',
-  'active',
-  'unexpired',
-  'level',
-] as const satisfies readonly (keyof CircuitOutputs)[];
+export const OUTPUT_ORDER = ['active', 'unexpired', 'level'] as const satisfies readonly (keyof CircuitOutputs)[];
 export const PUBLIC_INPUT_ORDER = [
   'issuerAx',
   'issuerAy',

@@ -59,6 +59,7 @@ export async function issueSandboxCredential(student: SandboxStudent, now: Date)
     university_domain: student.university,
     academic_level: student.academicLevel,
     valid_until: student.validUntil,
+    ...(student.status ? { status: { status_list: { uri: student.status.uri, idx: student.status.idx } } } : {}),
   };
   return sdjwt.issue(payload, { _sd: [...DISCLOSABLE] });
 }

@@ -6,12 +6,15 @@ import type {
   RejectionReason,
   TrustRegistry,
   TrustedIssuer,
+  VerifiedPresentation,
 } from '../types.ts';
-import { parseCompactSdJwt, type CompactSdJwt } from './compact.ts';
+import { parseCompactSdJwt } from './compact.ts';
 import { STUDENT_CREDENTIAL_VCT } from './credential.ts';
 import { resolveDisclosures } from './disclosures.ts';
-import { importPublicKey, isAllowedAlgorithm, verifyJws, type SdJwtAlgorithm } from './jose.ts';
+import { isAllowedAlgorithm } from './jose.ts';
+import { findSigner, methodsFor, verifyByMethod, type TrustMethod } from './issuer-trust.ts';
 import { checkKeyBinding, MAX_KEY_BINDING_FUTURE_SECONDS } from './key-binding.ts';
+import { credentialStatus } from './status-list.ts';
 
 /**
  * Service side of `sd-jwt-vc`. Every check is explicit rather than delegated to the library's
@@ -22,8 +25,8 @@ import { checkKeyBinding, MAX_KEY_BINDING_FUTURE_SECONDS } from './key-binding.t
 /** `typ` values of an SD-JWT VC: the current one and the one of earlier drafts. */
 const SD_JWT_VC_TYPES = ['dc+sd-jwt', 'vc+sd-jwt'];
 
-function reject(reason: RejectionReason, message: string): PresentationCheck {
-  return { ok: false, reason, message };
+function reject(reason: RejectionReason, message: string, detail?: string): PresentationCheck {
+  return { ok: false, reason, message, ...(detail !== undefined ? { detail } : {}) };
 }
 
 /** The domain of an `iss` of the form `https://<domain>`, nothing more; undefined otherwise. */
@@ -36,18 +39,6 @@ export function issuerDomain(iss: unknown): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The registry entry for `domain` whose key verifies the issuer signature. Several entries may
- * share a domain (key rotation): any of them may vouch. The key is always the registry's, never
- * one the credential carries (`jwk`, `x5c`, `kid` headers are ignored).
- */
-function findSigner(sdJwt: CompactSdJwt, alg: SdJwtAlgorithm, candidates: TrustedIssuer[]): TrustedIssuer | undefined {
-  return candidates.find((issuer) => {
-    const key = importPublicKey(issuer.keys.sdJwtVc, alg);
-    return key !== undefined && verifyJws(sdJwt.issuerJwt.signingInput, sdJwt.issuerJwt.signature, key, alg);
-  });
 }
 
 /** Catalogue claims of the disclosed payload, with the types the catalogue gives them. */
@@ -104,6 +95,63 @@ function expiry(exp: unknown): { expiresAt?: string } | string {
   return { expiresAt: date.toISOString() };
 }
 
+/** The https host of an issuer identifier, or undefined when it is not one. */
+function hostOfIssuer(iss: string): string | undefined {
+  try {
+    const url = new URL(iss);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && !url.search && !url.hash
+      ? url.hostname
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type StatusFacts = Pick<VerifiedPresentation, 'revocation' | 'warnings'>;
+
+/**
+ * The revocation status, checked with the trust that verified the credential. Revoked or suspended
+ * is a fact for the judgement (`credential_revoked`); a status that cannot be determined rejects the
+ * presentation under `fail_closed` (the default), and is a warning in the result under `warn`.
+ */
+async function statusOf(
+  payload: Record<string, unknown>,
+  iss: string,
+  issuer: TrustedIssuer,
+  method: TrustMethod,
+  registry: TrustRegistry,
+  now: Date,
+): Promise<{ ok: true; facts: StatusFacts } | { ok: false; rejection: PresentationCheck }> {
+  const status = await credentialStatus(
+    payload,
+    registry,
+    async (token) => {
+      const outcome = await verifyByMethod(token, iss, issuer, method, registry, now);
+      return outcome.ok ? undefined : outcome.message;
+    },
+    now,
+    { sandbox: issuer.environment === 'sandbox' },
+  );
+  if (status.state === 'none' || status.state === 'valid') return { ok: true, facts: {} };
+  if (status.state !== 'unknown')
+    return { ok: true, facts: { revocation: { state: status.state, message: status.message } } };
+  if (!status.refused && (registry.publications?.statusListPolicy ?? 'fail_closed') === 'warn')
+    return {
+      ok: true,
+      facts: {
+        warnings: [{ code: 'credential_status_unknown', message: `Revocation not checked: ${status.message}.` }],
+      },
+    };
+  return {
+    ok: false,
+    rejection: reject(
+      status.unreachable ? 'issuer_unreachable' : 'invalid_status_list',
+      `the revocation status cannot be determined: ${status.message}`,
+      status.detail,
+    ),
+  };
+}
+
 async function verifyPresentation(
   presentation: unknown,
   context: PresentationContext,
@@ -119,21 +167,27 @@ async function verifyPresentation(
   if (header.crit !== undefined)
     return reject('malformed_presentation', 'issuer JWT has critical header parameters we do not understand');
 
-  const domain = issuerDomain(payload.iss);
-  if (!domain) return reject('untrusted_issuer', 'iss is not of the form https://<university domain>');
+  if (typeof payload.iss !== 'string' || hostOfIssuer(payload.iss) === undefined)
+    return reject('untrusted_issuer', 'iss is not an https:// issuer identifier');
+  const iss = payload.iss;
   const trusted = await registry.issuers(context.environment, 'sd-jwt-vc');
-  const candidates = trusted.filter(
-    (issuer) => issuer.domain.toLowerCase() === domain && issuer.keys.sdJwtVc !== undefined,
-  );
+  const candidates = trusted.filter((issuer) => methodsFor(issuer, iss, sdJwt.issuerJwt).length > 0);
   if (candidates.length === 0)
-    return reject('untrusted_issuer', `${domain} is not a trusted ${context.environment} issuer`);
-  const issuer = findSigner(sdJwt, header.alg, candidates);
-  if (!issuer) return reject('invalid_signature', `the credential is not signed by the registered key of ${domain}`);
+    return reject('untrusted_issuer', `${iss} is not a trusted ${context.environment} issuer`);
+  const signer = await findSigner(sdJwt.issuerJwt, iss, candidates, registry, context.now);
+  if (!signer.ok)
+    return reject(
+      signer.reason,
+      signer.reason === 'issuer_unreachable' ? signer.message : `the credential: ${signer.message}`,
+      signer.detail,
+    );
+  const { issuer } = signer;
 
   if (typeof header.typ !== 'string' || !SD_JWT_VC_TYPES.includes(header.typ))
     return reject('malformed_presentation', 'issuer JWT typ is not dc+sd-jwt');
-  if (payload.vct !== STUDENT_CREDENTIAL_VCT)
-    return reject('malformed_presentation', `vct is not ${STUDENT_CREDENTIAL_VCT}`);
+  const acceptedVct = context.acceptedVct ?? [STUDENT_CREDENTIAL_VCT];
+  if (typeof payload.vct !== 'string' || !acceptedVct.includes(payload.vct))
+    return reject('malformed_presentation', `vct is not ${acceptedVct.join(' or ')}`);
   if (payload._sd_alg !== undefined && payload._sd_alg !== 'sha-256')
     return reject('algorithm_not_allowed', 'only sha-256 disclosure digests are accepted');
   const disclosed = resolveDisclosures(payload, sdJwt.disclosures);
@@ -147,7 +201,9 @@ async function verifyPresentation(
   if (!binding.ok) return binding;
   const problem = claimProblem(claims, issuer) ?? notYetValid(payload, context.now);
   if (problem) return problem;
-  return { ok: true, presentation: { format: 'sd-jwt-vc', issuer, claims, ...expires } };
+  const status = await statusOf(payload, iss, issuer, signer.method, registry, context.now);
+  if (!status.ok) return status.rejection;
+  return { ok: true, presentation: { format: 'sd-jwt-vc', issuer, claims, ...expires, ...status.facts } };
 }
 
 /**

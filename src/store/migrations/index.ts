@@ -2,10 +2,20 @@ import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.ts';
 import * as sessions from './0002_sessions.ts';
 import * as webhooks from './0003_webhooks.ts';
+import * as redaction from './0004_redaction.ts';
+import * as spentNonces from './0005_spent_nonces.ts';
+import * as redactionLookups from './0006_redaction_lookups.ts';
+import * as issuerTrust from './0007_issuer_trust.ts';
+import * as openid4vp from './0008_openid4vp.ts';
 
 /** Every migration, in order. Names are permanent: never rename or edit one that has shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_sessions': sessions,
   '0003_webhooks': webhooks,
+  '0004_redaction': redaction,
+  '0005_spent_nonces': spentNonces,
+  '0006_redaction_lookups': redactionLookups,
+  '0007_issuer_trust': issuerTrust,
+  '0008_openid4vp': openid4vp,
 };

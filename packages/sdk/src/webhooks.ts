@@ -1,10 +1,12 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { components } from './openapi.js';
 
 /**
- * Receiver-side verification of Matricula webhook signatures, published as `matricula/webhooks`.
+ * Receiver-side verification of Matricula webhook signatures: `@matricula/sdk/webhooks`, also
+ * reachable as `Matricula.webhooks` and, for existing users, as the service's `matricula/webhooks`.
  *
- * This module stands alone (node:crypto only) so that integrators can use it, or copy it, without
- * the rest of the service. Every delivery carries two signatures of the same body, made with the
+ * This module stands alone (node:crypto only; the import above is of types) so that integrators can
+ * use it, or copy it, without the rest of the SDK. Every delivery carries two signatures of the same body, made with the
  * same signing secret string; either is enough to authenticate it.
  *
  * 1. `X-Service-Signature` (the interface spec §6.2; Stripe's scheme byte for byte):
@@ -349,3 +351,67 @@ function toMillis(now: Date | number | undefined): number {
 function reject(reason: SignatureRejectionReason, message: string): SignatureVerification {
   return { ok: false, reason, message };
 }
+
+/** A webhook body: one of the events of the OpenAPI document's `webhooks` section. */
+export type WebhookEvent = components['schemas']['Event'];
+
+/**
+ * Thrown by {@link constructEvent} for a delivery that is not authentic (or not a JSON event):
+ * answer it with a 400 and do not act on it. `reason` is one of {@link SignatureRejectionReason},
+ * or `invalid_payload` for a signed body that is not a JSON event.
+ */
+export class WebhookVerificationError extends Error {
+  readonly reason: SignatureRejectionReason | 'invalid_payload';
+  /** Which signature failed, when the headers carried several. */
+  readonly scheme?: SignatureScheme;
+
+  constructor(reason: WebhookVerificationError['reason'], message: string, scheme?: SignatureScheme) {
+    super(message);
+    this.name = 'WebhookVerificationError';
+    this.reason = reason;
+    this.scheme = scheme;
+  }
+}
+
+/**
+ * Verifies a delivery and returns its event, parsed and typed; throws {@link
+ * WebhookVerificationError} when it is not authentic. Stripe's `constructEvent` and Svix's
+ * `verify`, for both of our signature schemes: pass all the request headers (`req.headers`, a
+ * plain object or a Fetch `Headers`) and every scheme present is checked, or just the
+ * `X-Service-Signature` value.
+ *
+ * @param rawBody the body exactly as received, before any JSON parsing.
+ * @param secret the endpoint's signing secret (`whsec_…`), or several during a rotation.
+ * @throws TypeError when no usable secret is given (a receiver misconfiguration).
+ */
+export function constructEvent(
+  rawBody: string | Buffer,
+  headers: string | string[] | undefined | WebhookHeaders,
+  secret: string | string[],
+  options: VerifyOptions = {},
+): WebhookEvent {
+  const outcome = verifyWebhookSignature(rawBody, headers, secret, options);
+  if (!outcome.ok) throw new WebhookVerificationError(outcome.reason, outcome.message, outcome.scheme);
+  let event: unknown;
+  try {
+    event = JSON.parse(typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8'));
+  } catch {
+    throw new WebhookVerificationError('invalid_payload', 'The signed body is not JSON.');
+  }
+  const { id, event: name } = (event ?? {}) as { id?: unknown; event?: unknown };
+  if (typeof id !== 'string' || typeof name !== 'string') {
+    throw new WebhookVerificationError('invalid_payload', 'The signed body is not a Matricula event (id, event).');
+  }
+  return event as WebhookEvent;
+}
+
+/**
+ * The receiver helpers in one object, as `Matricula.webhooks` (static) and on every client's
+ * `matricula.webhooks`: `verify` and its Stripe-named twin `constructEvent` return the event or
+ * throw; `verifySignature` returns an outcome value and never throws for a bad delivery.
+ */
+export const webhooks = {
+  verify: constructEvent,
+  constructEvent,
+  verifySignature: verifyWebhookSignature,
+} as const;

@@ -1,0 +1,21 @@
+/**
+ * The baseline of bench/sessions.ts: a bare node:http server, in a process of its own as the
+ * service is, that answers POST with BARE_CREATE_BODY (201) and anything else with BARE_READ_BODY
+ * (200). It parses a POST body as JSON, as any server would. Listens on 127.0.0.1:BARE_PORT and
+ * prints "listening" once it does.
+ */
+import { createServer } from 'node:http';
+
+const createBody = process.env.BARE_CREATE_BODY ?? '{}';
+const readBody = process.env.BARE_READ_BODY ?? '{}';
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    if (req.method === 'POST') JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(req.method === 'POST' ? createBody : readBody);
+  });
+});
+server.listen(Number(process.env.BARE_PORT), '127.0.0.1', () => process.stdout.write('listening\n'));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,0 +1,110 @@
+/**
+ * Memory of the `all` process under load: the resident set size of `src/main.ts` (role all, the
+ * single-process default: API, delivery worker and periodic jobs) at start, after 100k requests
+ * and after a second 100k. Goal: at most 200 MB, and flat from the first 100k to the second.
+ *
+ *   node --import tsx bench/rss.ts [--requests 100000] [--concurrency 16] [--database sqlite|postgres]
+ *       [--service-root DIR] [--json]
+ *
+ * The requests are the session API's hot paths, three reads of a session for one creation. With
+ * --json the last line is {"rss_mb_at_start", "rss_mb_after_100k", "rss_mb_after_200k", …}. The V8 heap
+ * in use (the service's /metrics) is printed beside RSS: RSS alone cannot tell a leak from a heap
+ * that V8 has not shrunk yet.
+ */
+import { parseArgs } from 'node:util';
+import {
+  benchDatabase,
+  createTenant,
+  load,
+  REPO_ROOT,
+  startService,
+  type BenchDialect,
+  type BenchRequest,
+} from './support.ts';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '100000' },
+    concurrency: { type: 'string', default: '16' },
+    database: { type: 'string', default: 'sqlite' },
+    'service-root': { type: 'string', default: REPO_ROOT },
+    json: { type: 'boolean', default: false },
+  },
+});
+const REQUESTS = Number(values.requests);
+const CONCURRENCY = Number(values.concurrency);
+if (values.database !== 'sqlite' && values.database !== 'postgres')
+  throw new Error(`--database: sqlite or postgres, not ${values.database}`);
+const dialect = values.database as BenchDialect;
+
+/** The V8 heap in use, MB, from the service's own /metrics (prom-client's default metrics). */
+async function heapUsedMb(origin: string): Promise<number> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const match = /^nodejs_heap_size_used_bytes(?:\{[^}]*\})? ([0-9.e+]+)$/m.exec(text);
+  return match ? Number(match[1]) / 1024 / 1024 : NaN;
+}
+
+async function main(): Promise<void> {
+  const database = await benchDatabase(dialect);
+  const service = await startService({ root: values['service-root'], databaseUrl: database.url, name: 'rss' });
+  try {
+    const { headers, createBody } = await createTenant(database.url);
+    const created = await fetch(`${service.origin}/verification/v1/sessions`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: createBody,
+    });
+    const sessionId = ((await created.json()) as { data: { sessionId: string } }).data.sessionId;
+    const make = (i: number): BenchRequest =>
+      i % 4 === 3
+        ? { method: 'POST', path: '/verification/v1/sessions', body: createBody }
+        : { method: 'GET', path: `/verification/v1/sessions/${sessionId}` };
+
+    const atStart = service.rssMb();
+    const heapAtStart = await heapUsedMb(service.origin);
+    const first = await load('first', service, REQUESTS, CONCURRENCY, make, headers);
+    const after1 = service.rssMb();
+    const heap1 = await heapUsedMb(service.origin);
+    const second = await load('second', service, REQUESTS, CONCURRENCY, make, headers);
+    const after2 = service.rssMb();
+    const heap2 = await heapUsedMb(service.origin);
+    const round1 = (n: number) => Math.round(n * 10) / 10;
+
+    console.log(
+      `\nbench/rss.ts  database=${dialect}  requests=${REQUESTS} twice  concurrency=${CONCURRENCY}  service=${values['service-root']}\n`,
+    );
+    console.log('phase                 RSS MB  heap used MB   req/s  errors');
+    console.log(`at start            ${atStart.toFixed(1).padStart(8)} ${heapAtStart.toFixed(1).padStart(13)}`);
+    console.log(
+      `after ${REQUESTS}`.padEnd(20) +
+        `${after1.toFixed(1).padStart(8)} ${heap1.toFixed(1).padStart(13)} ${first.rps.toFixed(0).padStart(7)} ${String(first.errors).padStart(7)}`,
+    );
+    console.log(
+      `after ${2 * REQUESTS}`.padEnd(20) +
+        `${after2.toFixed(1).padStart(8)} ${heap2.toFixed(1).padStart(13)} ${second.rps.toFixed(0).padStart(7)} ${String(second.errors).padStart(7)}`,
+    );
+    for (const r of [first, second])
+      if (r.firstError) console.log(`first error of the ${r.label} 100k: ${r.firstError}`);
+    if (values.json)
+      console.log(
+        JSON.stringify({
+          database: dialect,
+          requests: REQUESTS,
+          rss_mb_at_start: round1(atStart),
+          rss_mb_after_100k: round1(after1),
+          rss_mb_after_200k: round1(after2),
+          heap_used_mb: [round1(heapAtStart), round1(heap1), round1(heap2)],
+          errors: first.errors + second.errors,
+        }),
+      );
+    if (first.errors + second.errors > 0) process.exitCode = 1;
+  } finally {
+    await service.stop();
+    await database.drop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,283 @@
+/**
+ * What bench/sessions.ts and bench/rss.ts share: a database of their own, the service started as
+ * an operator starts it (`node --import tsx src/main.ts`, a process of its own), a tenant in it,
+ * and a load generator (undici pool, a fixed number of requests in flight).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { systemClock } from '../src/domain/clock.ts';
+import { createOrganization } from '../src/services/organizations.ts';
+import { openStore } from '../src/store/db.ts';
+import { freePort } from '../test/support/server.ts';
+
+export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+export type BenchDialect = 'sqlite' | 'postgres';
+
+export interface BenchDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** An empty database: a temp SQLite file, or a PostgreSQL schema of its own (BENCH_DATABASE_URL or TEST_DATABASE_URL). */
+export async function benchDatabase(dialect: BenchDialect): Promise<BenchDatabase> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'matricula-bench-'));
+    return {
+      url: `sqlite:${join(dir, 'bench.sqlite')}`,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const base = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error('--database postgres needs BENCH_DATABASE_URL or TEST_DATABASE_URL');
+  const schema = `bench_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = `${base}${base.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  return {
+    url,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  origin: string;
+  /** Resident set size of the service process now, in MB (Linux /proc). */
+  rssMb(): number;
+  /** CPU time the process has used so far, all threads, in microseconds (Linux /proc). */
+  cpuMicros(): number;
+  /** SIGTERM, then waits for the exit (a --cpu-prof profile is written at exit). */
+  stop(): Promise<void>;
+}
+
+/**
+ * CPU time of every thread of `pid`, from /proc/PID/task/TID/schedstat (nanoseconds on a CPU):
+ * unlike wall time it does not grow while the process waits for a core other processes hold.
+ */
+function cpuMicrosOf(pid: number): number {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended in between
+    }
+  }
+  return ns / 1000;
+}
+
+async function waitUntilAnswering(origin: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null)
+      throw new Error(`the service exited (${child.exitCode}) before answering:\n${stderr()}`);
+    try {
+      if ((await fetch(`${origin}/healthz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the service did not answer on ${origin} within 60 s:\n${stderr()}`);
+}
+
+/**
+ * `node --import tsx <root>/src/main.ts` over `databaseUrl`, role `all` (the single-process
+ * default), logging at its defaults to /dev/null. `root` lets the same client drive another
+ * checkout (the "before" of a before/after). `cpuProfDir` adds --cpu-prof.
+ */
+export async function startService(options: {
+  root: string;
+  databaseUrl: string;
+  name: string;
+  cpuProfDir?: string;
+  env?: Record<string, string>;
+}): Promise<ServiceProcess> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const profile = options.cpuProfDir
+    ? // A directory per service: tsx's loader thread writes a profile of its own beside the main thread's.
+      ['--cpu-prof', '--cpu-prof-dir', resolve(options.cpuProfDir, options.name)]
+    : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts'], {
+    cwd: options.root,
+    env: {
+      ...process.env,
+      DATABASE_URL: options.databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: origin,
+      ROLE: 'all',
+      // The per-key rate limit (1,200 a minute by default) would refuse most of the load; this high
+      // one keeps its cost per request in the measurement without refusing any.
+      RATE_LIMIT_API_KEY_PER_MINUTE: '1000000',
+      ...options.env,
+    },
+    // Standard output (the logs) goes to /dev/null: reading it here would load the client's core.
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-8000);
+  });
+  const exited = once(child, 'exit');
+  await waitUntilAnswering(origin, child, () => stderr);
+  return {
+    child,
+    origin,
+    rssMb: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+    },
+    cpuMicros: () => cpuMicrosOf(child.pid!),
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
+
+/** The bare node:http baseline (bench/bare-server.ts), in a process of its own, answering the given bodies. */
+export async function startBare(createBody: string, readBody: string): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, BARE_PORT: String(port), BARE_CREATE_BODY: createBody, BARE_READ_BODY: readBody },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit');
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`bare server exited (${code})`)));
+  });
+  return {
+    child,
+    origin: `http://127.0.0.1:${port}`,
+    rssMb: () => 0,
+    cpuMicros: () => cpuMicrosOf(child.pid!),
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
+
+export interface Tenant {
+  headers: Record<string, string>;
+  createBody: string;
+}
+
+/** An organization with an application and a key, written straight to the service's database. */
+export async function createTenant(databaseUrl: string): Promise<Tenant> {
+  const store = await openStore(databaseUrl);
+  try {
+    const org = await createOrganization(
+      { db: store.db, clock: systemClock },
+      { name: 'Bench', environment: 'sandbox' },
+    );
+    return {
+      headers: { authorization: `Bearer ${org.apiKey.rawSecret}` },
+      createBody: JSON.stringify({
+        appId: org.application.id,
+        purpose: 'Benchmark',
+        requiredClaims: ['is_active_student', 'university_domain'],
+      }),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+export interface BenchRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+export interface LoadResult {
+  label: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  /** CPU time the server process used per request, microseconds. */
+  cpuPerRequest: number;
+  /** The status and body of the first answer of 300 or more, to say what went wrong. */
+  firstError?: string;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Sends `count` requests with `concurrency` in flight; every request is built by `make(i)`. */
+export async function load(
+  label: string,
+  server: Pick<ServiceProcess, 'origin' | 'cpuMicros'>,
+  count: number,
+  concurrency: number,
+  make: (i: number) => BenchRequest,
+  headers: Record<string, string>,
+): Promise<LoadResult> {
+  const pool = new Pool(server.origin, { connections: concurrency, pipelining: 1 });
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  let next = 0;
+  const cpuBefore = server.cpuMicros();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const req = make(next++);
+        const t0 = performance.now();
+        const res = await pool.request({
+          method: req.method,
+          path: req.path,
+          body: req.body,
+          headers: req.body ? { ...headers, 'content-type': 'application/json' } : headers,
+        });
+        const text = await res.body.text();
+        latencies.push(performance.now() - t0);
+        if (res.statusCode >= 300 && errors++ === 0) firstError = `${res.statusCode} ${text.slice(0, 300)}`;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const cpuPerRequest = (server.cpuMicros() - cpuBefore) / count;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    label,
+    rps: count / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors,
+    cpuPerRequest,
+    firstError,
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}

@@ -1,0 +1,129 @@
+import { DcqlQuery } from 'dcql';
+import type { Openid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
+import type { Config } from '../../config.ts';
+import type { ClaimName } from '../../domain/claims.ts';
+import type { Session } from '../../domain/session.ts';
+import { claimsToRequest } from '../../proofs/qualify.ts';
+import { ALLOWED_ALGORITHMS } from '../../proofs/sd-jwt-vc/index.ts';
+import { encryptionKeyPair, requestNonce, requestToken } from './session-secrets.ts';
+
+/**
+ * The OpenID4VP 1.0 authorization request of a session, a pure function of the session and the
+ * configuration: every API process builds the same one, nothing is stored.
+ */
+
+/** The DCQL credential query id: the key of the presentation in `vp_token`. */
+export const CREDENTIAL_QUERY_ID = 'student_credential';
+
+/** Encryption algorithms of `direct_post.jwt` responses: ECDH-ES on P-256 with these content encryptions. */
+export const RESPONSE_ENCRYPTION_ALG = 'ECDH-ES';
+export const RESPONSE_ENCRYPTION_ENC = ['A128GCM', 'A256GCM'] as const;
+
+/** Same-device requests come back to the portal; `device=same` in the URIs says which flow this is. */
+export interface RequestFlow {
+  sameDevice: boolean;
+}
+
+function sessionPath(config: Config, session: Pick<Session, 'id'>): string {
+  return `${config.baseUrl}/openid4vp/v1/sessions/${encodeURIComponent(session.id)}`;
+}
+
+function withFlow(url: string, session: Pick<Session, 'challengeNonce'>, flow: RequestFlow): string {
+  return `${url}?token=${requestToken(session.challengeNonce)}${flow.sameDevice ? '&device=same' : ''}`;
+}
+
+export function requestUri(config: Config, session: Pick<Session, 'id' | 'challengeNonce'>, flow: RequestFlow) {
+  return withFlow(`${sessionPath(config, session)}/request`, session, flow);
+}
+
+export function responseUri(config: Config, session: Pick<Session, 'id' | 'challengeNonce'>, flow: RequestFlow) {
+  return withFlow(`${sessionPath(config, session)}/response`, session, flow);
+}
+
+/** The client identifier: `x509_san_dns:<BASE_URL host>`, or `redirect_uri:<response_uri>` in development. */
+export function clientId(config: Config, session: Pick<Session, 'id' | 'challengeNonce'>, flow: RequestFlow): string {
+  return config.openid4vp.clientIdPrefix === 'x509_san_dns'
+    ? `x509_san_dns:${new URL(config.baseUrl).hostname}`
+    : `redirect_uri:${responseUri(config, session, flow)}`;
+}
+
+/**
+ * Whether `audience` is a client identifier this service uses for its sessions' OpenID4VP
+ * requests (either prefix): a key-binding JWT addressed to it answers a session, whose nonce
+ * is derived from the session's challenge, so direct verify refuses it like a session nonce.
+ */
+export function isOwnClientId(config: Config, audience: string): boolean {
+  return (
+    audience === `x509_san_dns:${new URL(config.baseUrl).hostname}` ||
+    audience.startsWith(`redirect_uri:${config.baseUrl}/openid4vp/v1/sessions/`)
+  );
+}
+
+/** One `dc+sd-jwt` credential of an accepted vct, with a claim path per claim to disclose. */
+export function dcqlQuery(config: Config, requiredClaims: readonly ClaimName[]): DcqlQuery.Output {
+  const query = DcqlQuery.parse({
+    credentials: [
+      {
+        id: CREDENTIAL_QUERY_ID,
+        format: 'dc+sd-jwt',
+        meta: { vct_values: [...config.openid4vp.acceptedVct] },
+        claims: claimsToRequest(requiredClaims).map((claim) => ({ path: [claim] })),
+      },
+    ],
+  });
+  DcqlQuery.validate(query);
+  return query;
+}
+
+/** The authorization request parameters (the JAR payload, or the URI's parameters with `redirect_uri`). */
+export function authorizationRequestPayload(
+  config: Config,
+  session: Session,
+  flow: RequestFlow,
+  extra: { clientName?: string; walletNonce?: string } = {},
+): Openid4vpAuthorizationRequest {
+  const encrypted = config.openid4vp.responseMode === 'direct_post.jwt';
+  const algValues = [...ALLOWED_ALGORITHMS] as [string, ...string[]];
+  return {
+    response_type: 'vp_token',
+    client_id: clientId(config, session, flow),
+    response_uri: responseUri(config, session, flow),
+    response_mode: config.openid4vp.responseMode,
+    nonce: requestNonce(session.challengeNonce),
+    dcql_query: dcqlQuery(config, session.requiredClaims),
+    client_metadata: {
+      ...(extra.clientName ? { client_name: extra.clientName } : {}),
+      vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': algValues, 'kb-jwt_alg_values': algValues } },
+      ...(encrypted
+        ? {
+            jwks: { keys: [encryptionKeyPair(session.challengeNonce, session.id).publicJwk] },
+            encrypted_response_enc_values_supported: [...RESPONSE_ENCRYPTION_ENC],
+          }
+        : {}),
+    },
+    ...(extra.walletNonce ? { wallet_nonce: extra.walletNonce } : {}),
+  };
+}
+
+function queryString(params: Record<string, unknown>): string {
+  return new URLSearchParams(
+    Object.entries(params).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]),
+  ).toString();
+}
+
+/**
+ * `openid4vpUri`: with `x509_san_dns`, the client id and a `request_uri` the wallet fetches the
+ * signed request from (by GET, or by POST with its metadata); with `redirect_uri`, the whole
+ * unsigned request by value.
+ */
+export function openid4vpUri(config: Config, session: Session, flow: RequestFlow = { sameDevice: false }): string {
+  const params =
+    config.openid4vp.clientIdPrefix === 'x509_san_dns'
+      ? {
+          client_id: clientId(config, session, flow),
+          request_uri: requestUri(config, session, flow),
+          request_uri_method: 'post',
+        }
+      : authorizationRequestPayload(config, session, flow);
+  return `${config.openid4vp.scheme}://?${queryString(params)}`;
+}

@@ -1,0 +1,63 @@
+import { hkdfSync } from 'node:crypto';
+import { p256 } from '@noble/curves/p256';
+
+/**
+ * Everything OpenID4VP needs per session is derived from the session's challengeNonce (256
+ * random bits, stored with the session) with HKDF-SHA-256, one `info` per purpose: nothing more
+ * to store, the same values in every API process, and none of them reveals the challengeNonce
+ * (which authorizes Matricula's own wallet endpoints) or another of them.
+ */
+
+function derive(challengeNonce: string, purpose: string, length = 32): Buffer {
+  return Buffer.from(hkdfSync('sha256', challengeNonce, '', `matricula/openid4vp/${purpose}`, length));
+}
+
+/** Authorizes fetching the request object and posting the response (query `token`): in `openid4vpUri`. */
+export function requestToken(challengeNonce: string): string {
+  return derive(challengeNonce, 'request-token').toString('base64url');
+}
+
+/** The request's `nonce`: the KB-JWT must carry it. */
+export function requestNonce(challengeNonce: string): string {
+  return derive(challengeNonce, 'nonce').toString('base64url');
+}
+
+/** The `response_code` of the same-device redirect back to the portal. */
+export function responseCode(challengeNonce: string): string {
+  return derive(challengeNonce, 'response-code').toString('base64url');
+}
+
+type EcJwk = {
+  kty: 'EC';
+  crv: 'P-256';
+  x: string;
+  y: string;
+  kid: string;
+};
+
+export interface EncryptionKeyPair {
+  publicJwk: EcJwk & { use: 'enc'; alg: 'ECDH-ES' };
+  privateJwk: EcJwk & { d: string };
+}
+
+/**
+ * The session's response-encryption key (ECDH-ES on P-256), in `client_metadata.jwks`. 48 bytes
+ * reduced modulo n − 1, plus 1: a scalar in [1, n − 1] with negligible bias.
+ */
+export function encryptionKeyPair(challengeNonce: string, sessionId: string): EncryptionKeyPair {
+  const wide = BigInt(`0x${derive(challengeNonce, 'response-encryption-key', 48).toString('hex')}`);
+  const scalar = (wide % (p256.CURVE.n - 1n)) + 1n;
+  const d = Buffer.from(scalar.toString(16).padStart(64, '0'), 'hex');
+  const point = p256.getPublicKey(d, false);
+  const kid = `${sessionId}-enc`;
+  const publicJwk = {
+    kty: 'EC' as const,
+    crv: 'P-256' as const,
+    x: Buffer.from(point.slice(1, 33)).toString('base64url'),
+    y: Buffer.from(point.slice(33, 65)).toString('base64url'),
+  };
+  return {
+    publicJwk: { ...publicJwk, kid, use: 'enc', alg: 'ECDH-ES' },
+    privateJwk: { ...publicJwk, d: d.toString('base64url'), kid },
+  };
+}

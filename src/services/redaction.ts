@@ -1,0 +1,100 @@
+import { principalScope, walletScope } from '../domain/idempotency.ts';
+import type { Principal } from '../domain/principal.ts';
+import { canRedact, redactedDocument, redactedEventData, redactedResult } from '../domain/redaction.ts';
+import { effectiveStatus } from '../domain/session-state.ts';
+import type { Session } from '../domain/session.ts';
+import { invalidState } from '../errors.ts';
+import { redactSessionEvents } from '../store/events.ts';
+import { redactStoredResponses } from '../store/idempotency.ts';
+import { dueForRetention, findSession, redactSessionRow } from '../store/sessions.ts';
+import { clearAttemptBodiesBefore, clearSessionAttemptBodies } from '../store/webhook-deliveries.ts';
+import type { ServiceDeps } from './deps.ts';
+import { sessionForCaller } from './sessions.ts';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const CLOCK_MARGIN_MS = 60_000;
+
+/**
+ * Erases a session's data everywhere it is stored, in one transaction with its
+ * `verification.redacted` event: the session row (metadata, clientReference, the result's claims,
+ * university and failureMessage), the events about it, the response bodies of the attempts to
+ * deliver them, and the responses kept for idempotent replays that show it.
+ * @returns false when there was nothing to do: already redacted (by this call's rival, too), or
+ *   not ended yet.
+ */
+async function redact(deps: ServiceDeps, session: Session, at: string): Promise<boolean> {
+  return deps.unitOfWork(async (work) => {
+    const result = session.result === null ? null : redactedResult(session.result);
+    if (!(await redactSessionRow(work.db, session.id, { at, result }))) return false;
+    await redactSessionEvents(work.db, session.id, redactedEventData);
+    await clearSessionAttemptBodies(work.db, session.id);
+    await redactStoredResponses(
+      work.db,
+      {
+        scopes: [principalScope(session.orgId, session.environment), walletScope(session.id, session.challengeNonce)],
+        // Only answers given while the session was open show its data (a cancel, a wallet's
+        // outcome); a redact answer is redacted already. The margin covers other processes' clocks.
+        since: new Date(Date.parse(session.createdAt) - CLOCK_MARGIN_MS).toISOString(),
+        until: new Date(Date.parse(session.expiresAt) + CLOCK_MARGIN_MS).toISOString(),
+        needle: session.id,
+      },
+      (body) => redactedDocument(body, session.id),
+    );
+    await work.record(session, 'verification.redacted', { sessionId: session.id, redactedAt: at });
+    return true;
+  });
+}
+
+/**
+ * `POST /verification/v1/sessions/{id}/redact`: a session of the caller's that has ended is
+ * redacted once; asking again returns it as it is (no second event). An open session is a 409:
+ * it could still learn what would be erased.
+ */
+export async function redactSessionForCaller(deps: ServiceDeps, principal: Principal, id: string): Promise<Session> {
+  const session = await sessionForCaller(deps, principal, id);
+  if (session.redactedAt !== null) return session;
+  const now = deps.clock.now();
+  if (!canRedact(session.status, session.expiresAt, now)) {
+    const status = effectiveStatus(session.status, session.expiresAt, now);
+    throw invalidState(`Cannot redact a ${status} session: cancel it first, or wait until it ends.`);
+  }
+  if (await redact(deps, session, now.toISOString())) deps.metrics.sessionRedacted({ trigger: 'request' });
+  return (await findSession(deps.db, session.id))!;
+}
+
+export interface RetentionOutcome {
+  /** Sessions redacted by this run. */
+  sessions: number;
+  /** Webhook attempts whose stored response body was dropped. */
+  attemptBodies: number;
+}
+
+/**
+ * Result retention (`RESULT_RETENTION_DAYS`): redacts, each with its `verification.redacted`
+ * event, the sessions that ended more than that many days ago, and drops the stored response
+ * bodies of webhook attempts older than the same window. A session ends at `expiresAt` at the
+ * latest, so its data is kept at least the window after it ended, and at most its lifetime (15
+ * minutes) longer. At most `maxBatches` batches per run; the next run carries on. Any number of
+ * processes may run it: a session another one redacted first is skipped.
+ */
+export async function applyResultRetention(
+  deps: ServiceDeps,
+  options: { batchSize?: number; maxBatches?: number } = {},
+): Promise<RetentionOutcome> {
+  const batchSize = options.batchSize ?? 100;
+  const maxBatches = options.maxBatches ?? 10;
+  const now = deps.clock.now();
+  const cutoff = new Date(now.getTime() - deps.config.resultRetentionDays * DAY_MS).toISOString();
+  let sessions = 0;
+  for (let batch = 0; batch < maxBatches; batch++) {
+    const due = await dueForRetention(deps.db, cutoff, batchSize);
+    for (const session of due) {
+      if (!(await redact(deps, session, now.toISOString()))) continue;
+      sessions++;
+      deps.metrics.sessionRedacted({ trigger: 'retention' });
+    }
+    if (due.length < batchSize) break;
+  }
+  const attemptBodies = await clearAttemptBodiesBefore(deps.db, cutoff);
+  return { sessions, attemptBodies };
+}

@@ -1,0 +1,69 @@
+import type { Clock } from '../domain/clock.ts';
+import type { Db } from '../store/db.ts';
+import { recordAttempts, type PendingRecord } from '../store/webhook-deliveries.ts';
+
+/** At most this many attempts in one recording transaction. */
+export const MAX_RECORD_BATCH = 256;
+
+interface Queued {
+  item: PendingRecord;
+  resolve: (recorded: boolean) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Records finished attempts in batches (group commit): the first attempt to finish is written at
+ * once, and those that finish while that transaction runs are written together by the next one.
+ * An idle worker adds no delay; a busy one writes one transaction per round trip instead of one
+ * per delivery. Each caller learns whether its own attempt was recorded (false: the lease was no
+ * longer its own), and a failed transaction fails every attempt in it.
+ */
+export class AttemptRecorder {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #queue: Queued[] = [];
+  /** Set and cleared synchronously, so that an attempt queued as a flush ends starts the next one. */
+  #active = false;
+  #flushing: Promise<void> = Promise.resolve();
+
+  constructor(options: { db: Db; clock: Clock }) {
+    this.#db = options.db;
+    this.#clock = options.clock;
+  }
+
+  /** Queues an attempt; resolves with whether it was recorded, rejects if the database failed. */
+  record(item: PendingRecord): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      if (!this.#active) {
+        this.#active = true;
+        this.#flushing = this.#flush();
+      }
+    });
+  }
+
+  /** Resolves once everything queued so far is written. */
+  async settled(): Promise<void> {
+    while (this.#active) await this.#flushing;
+  }
+
+  async #flush(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, MAX_RECORD_BATCH);
+        try {
+          const recorded = await recordAttempts(
+            this.#db,
+            batch.map((q) => q.item),
+            this.#clock.now().toISOString(),
+          );
+          for (const q of batch) q.resolve(recorded.has(q.item.deliveryId));
+        } catch (err) {
+          for (const q of batch) q.reject(err);
+        }
+      }
+    } finally {
+      this.#active = false;
+    }
+  }
+}

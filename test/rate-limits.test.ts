@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { loadConfig } from '../src/config.ts';
+import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
+import { createSession, type CreatedSession } from './support/sessions.ts';
+
+/**
+ * Abuse limits (issue 10): per client address on the routes without a key, per API key on the
+ * others, a much tighter budget on the routes that check or build a proof. Time moves only with
+ * the test clock: a limit resets when the clock reaches the next minute.
+ */
+
+const STUDENT = { university: 'sandbox-state.example', active: true, academicLevel: 'postgraduate', expired: false };
+
+function assertLimited(res: LightMyRequestResponse, limit: number): void {
+  assert.equal(res.statusCode, 429, res.body);
+  const body = res.json();
+  assert.equal(body.success, false);
+  assert.equal(body.error.code, 'rate_limited');
+  assert.ok(typeof body.error.requestId === 'string');
+  assert.equal(res.headers['ratelimit-limit'], String(limit));
+  assert.equal(res.headers['ratelimit-remaining'], '0');
+  // The test clock stands at 10:00:00.000: the window ends in a minute.
+  assert.equal(res.headers['retry-after'], '60');
+  assert.equal(res.headers['ratelimit-reset'], '60');
+}
+
+forEachDialect('rate limits', (dialect) => {
+  let h: Harness;
+  let tenant: Tenant;
+  let neighbour: Tenant;
+  let session: CreatedSession;
+  before(async () => {
+    h = await startHarness(dialect, {
+      RATE_LIMIT_PUBLIC_PER_MINUTE: '3',
+      RATE_LIMIT_HEAVY_PER_MINUTE: '2',
+      RATE_LIMIT_API_KEY_PER_MINUTE: '4',
+      PROOF_WORKERS: '0',
+    });
+    tenant = await h.bootstrap('sandbox');
+    neighbour = await h.bootstrap('sandbox');
+    session = await createSession(h, tenant);
+    // Every test starts at the beginning of a fresh window.
+    h.clock.advance(60_000);
+  });
+  after(() => h.close());
+
+  const status = (address: string) =>
+    h.app.inject({
+      method: 'GET',
+      url: `/verification/v1/sessions/${session.sessionId}/status`,
+      remoteAddress: address,
+    });
+  const apps = (who: Tenant, address = '198.51.100.7') =>
+    h.app.inject({ method: 'GET', url: '/org/v1/apps', headers: who.auth, remoteAddress: address });
+  const build = (address: string, s: CreatedSession) =>
+    h.app.inject({
+      method: 'POST',
+      url: '/wallet/sandbox/presentation',
+      remoteAddress: address,
+      payload: { sessionId: s.sessionId, nonce: s.challengeNonce, format: 'sd-jwt-vc', student: STUDENT },
+    });
+
+  describe('per client address, without a key', () => {
+    test('the limit counts down in RateLimit-* headers, then a 429; other addresses are not affected', async () => {
+      for (const remaining of ['2', '1', '0']) {
+        const res = await status('203.0.113.1');
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.headers['ratelimit-limit'], '3');
+        assert.equal(res.headers['ratelimit-remaining'], remaining);
+      }
+      assertLimited(await status('203.0.113.1'), 3);
+      assert.equal((await status('203.0.113.2')).statusCode, 200);
+      h.clock.advance(60_000);
+    });
+
+    test('the limit resets when the clock reaches the next window', async () => {
+      for (let i = 0; i < 3; i++) assert.equal((await status('203.0.113.3')).statusCode, 200);
+      assertLimited(await status('203.0.113.3'), 3);
+      h.clock.advance(59_999);
+      assert.equal((await status('203.0.113.3')).statusCode, 429, 'still the same window');
+      h.clock.advance(1);
+      const res = await status('203.0.113.3');
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers['ratelimit-remaining'], '2');
+    });
+
+    test('unknown paths count too: a scanner is cut off like any client', async () => {
+      for (let i = 0; i < 3; i++)
+        assert.equal((await h.app.inject({ url: '/nothing', remoteAddress: '203.0.113.4' })).statusCode, 404);
+      assertLimited(await h.app.inject({ url: '/nothing', remoteAddress: '203.0.113.4' }), 3);
+      h.clock.advance(60_000);
+    });
+
+    test('probes and metrics are never limited', async () => {
+      for (let i = 0; i < 6; i++) {
+        for (const url of ['/healthz', '/readyz', '/metrics']) {
+          const res = await h.app.inject({ url, remoteAddress: '203.0.113.5' });
+          assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+          assert.equal(res.headers['ratelimit-limit'], undefined);
+        }
+      }
+    });
+  });
+
+  describe('the heavy routes', () => {
+    test('the sandbox presentation builder allows 2 a minute per address, with the tighter figures shown', async () => {
+      // A session of its own: the clock has moved past the first one's expiry.
+      const s = await createSession(h, tenant);
+      const first = await build('203.0.113.10', s);
+      assert.equal(first.statusCode, 200, first.body);
+      assert.equal(first.headers['ratelimit-limit'], '2');
+      assert.equal(first.headers['ratelimit-remaining'], '1');
+      assert.equal((await build('203.0.113.10', s)).statusCode, 200);
+      assertLimited(await build('203.0.113.10', s), 2);
+      // Another address builds at once.
+      assert.equal((await build('203.0.113.11', s)).statusCode, 200);
+      h.clock.advance(60_000);
+      assert.equal((await build('203.0.113.10', s)).statusCode, 200);
+      h.clock.advance(60_000);
+    });
+
+    test('/verification/v1/verify is limited per API key, not per address', async () => {
+      const verify = (address: string) =>
+        h.app.inject({
+          method: 'POST',
+          url: '/verification/v1/verify',
+          headers: tenant.auth,
+          remoteAddress: address,
+          payload: { format: 'sd-jwt-vc', presentation: 'not-a-presentation', nonce: 'nonce_x' },
+        });
+      assert.notEqual((await verify('203.0.113.20')).statusCode, 429);
+      assert.notEqual((await verify('203.0.113.21')).statusCode, 429);
+      const third = await verify('203.0.113.22');
+      assertLimited(third, 2);
+      assert.match(third.json().error.message, /API key/);
+      h.clock.advance(60_000);
+    });
+  });
+
+  describe('per API key', () => {
+    test("one tenant's flood leaves another tenant's budget whole, from the same address", async () => {
+      for (let i = 0; i < 4; i++) assert.equal((await apps(tenant)).statusCode, 200);
+      const refused = await apps(tenant);
+      assertLimited(refused, 4);
+      assert.match(refused.json().error.message, /API key/);
+      // Another address does not help: the key is the client.
+      assert.equal((await apps(tenant, '198.51.100.99')).statusCode, 429);
+      const other = await apps(neighbour);
+      assert.equal(other.statusCode, 200);
+      assert.equal(other.headers['ratelimit-remaining'], '3');
+      h.clock.advance(60_000);
+      assert.equal((await apps(tenant)).statusCode, 200);
+      h.clock.advance(60_000);
+    });
+
+    test('a request with a bad key is refused by authentication and counts against nobody', async () => {
+      for (let i = 0; i < 6; i++) {
+        const res = await h.app.inject({
+          url: '/org/v1/apps',
+          headers: { authorization: 'Bearer sk_test_nonsense' },
+          remoteAddress: '198.51.100.8',
+        });
+        assert.equal(res.statusCode, 401);
+      }
+      assert.equal((await apps(tenant, '198.51.100.8')).headers['ratelimit-remaining'], '3');
+      h.clock.advance(60_000);
+    });
+  });
+
+  test('OpenAPI documents the 429 and its headers on limited operations, not on the probes', async () => {
+    const doc = (await h.app.inject({ url: '/openapi.json' })).json();
+    const limited = doc.paths['/org/v1/apps'].get.responses;
+    assert.ok(limited['429'], 'GET /org/v1/apps documents 429');
+    assert.ok(limited['429'].headers['Retry-After']);
+    assert.ok(limited['200'].headers['RateLimit-Remaining']);
+    assert.ok(doc.paths['/wallet/sandbox/presentation'].post.responses['429']);
+    assert.equal(doc.paths['/healthz'].get.responses['429'], undefined);
+  });
+});
+
+describe('rate limit configuration', () => {
+  test('defaults, 0 to turn a limit off, and a clear error for a bad value', () => {
+    const defaults = loadConfig({}).rateLimits;
+    assert.deepEqual(defaults, { publicPerMinute: 300, heavyPerMinute: 30, apiKeyPerMinute: 1200 });
+    assert.equal(loadConfig({ RATE_LIMIT_HEAVY_PER_MINUTE: '0' }).rateLimits.heavyPerMinute, 0);
+    assert.throws(() => loadConfig({ RATE_LIMIT_PUBLIC_PER_MINUTE: 'lots' }), /RATE_LIMIT_PUBLIC_PER_MINUTE/);
+  });
+
+  test('TRUST_PROXY: off by default, true, a hop count, or addresses', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, ['10.0.0.0/8', '127.0.0.1']);
+    assert.throws(() => loadConfig({ TRUST_PROXY: 'the balancer' }), /TRUST_PROXY/);
+  });
+
+  test('behind a trusted proxy, X-Forwarded-For names the client', async () => {
+    const h = await startHarness('sqlite', { RATE_LIMIT_PUBLIC_PER_MINUTE: '1', TRUST_PROXY: '127.0.0.1' });
+    try {
+      const get = (client: string) =>
+        h.app.inject({ url: '/openapi.json', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': client } });
+      assert.equal((await get('203.0.113.30')).statusCode, 200);
+      assert.equal((await get('203.0.113.30')).statusCode, 429);
+      assert.equal((await get('203.0.113.31')).statusCode, 200);
+    } finally {
+      await h.close();
+    }
+  });
+});

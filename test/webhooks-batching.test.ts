@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, test } from 'node:test';
+import { claimDueDeliveries } from '../src/store/webhook-deliveries.ts';
+import { DEFAULT_MAX_PER_ENDPOINT, type DeliveryWorker } from '../src/webhooks/worker.ts';
+import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
+import { createEndpoint, emitEvent, within, workerFor } from './support/webhooks.ts';
+
+/**
+ * The delivery worker under load: short leases kept alive by a heartbeat, fair batched claims
+ * (round-robin across endpoints, a cap per endpoint), keep-alive connections, batched recording.
+ * Time is the harness's TestClock; nothing sleeps.
+ */
+
+forEachDialect('webhook delivery in batches', (dialect) => {
+  let h: Harness;
+  let tenant: Tenant;
+  let receiver: WebhookReceiver;
+  const receivers: WebhookReceiver[] = [];
+  const workers: DeliveryWorker[] = [];
+  const worker = (options: Parameters<typeof workerFor>[1] = {}) => {
+    const w = workerFor(h, options);
+    workers.push(w);
+    return w;
+  };
+  const newReceiver = async () => {
+    const r = await startWebhookReceiver();
+    receivers.push(r);
+    return r;
+  };
+  const rows = (endpointId: string) =>
+    h.store.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'status', 'attempt_count', 'due_at'])
+      .where('endpoint_id', '=', endpointId)
+      .execute();
+
+  before(async () => {
+    h = await startHarness(dialect, { WEBHOOK_RETRY_SCHEDULE: '10,60' });
+  });
+  beforeEach(async () => {
+    tenant = await h.bootstrap('sandbox');
+    receiver = await newReceiver();
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+    await h.store.db.deleteFrom('webhook_attempts').execute();
+    await h.store.db.deleteFrom('webhook_deliveries').execute();
+  });
+  after(() => h.close());
+
+  test('a live worker keeps the lease of a slow send past the lease length: no second worker sends it', async () => {
+    assert.equal(h.config.webhookLeaseSeconds, 10, 'the default lease');
+    let release!: () => void;
+    receiver.respondWith({ status: 200, after: new Promise<void>((resolve) => (release = resolve)) });
+    const endpoint = await createEndpoint(h, tenant, receiver.url);
+    await emitEvent(h, tenant);
+    // The attempt may take a minute; the lease is 10 s and lives on heartbeats alone.
+    const slow = worker({ timeoutMs: 60_000 });
+    const running = slow.runOnce();
+    await within(5_000, receiver.waitForRequests(1), 'the slow send to start');
+    const other = worker();
+    const beat = Math.floor((h.config.webhookLeaseSeconds * 1000) / 3);
+    const leaseAtClaim = (await rows(endpoint.id))[0].due_at!;
+    for (let elapsed = 0; elapsed < 3 * h.config.webhookLeaseSeconds * 1000; elapsed += beat) {
+      h.clock.advance(beat);
+      await slow.settled();
+      assert.equal((await other.runOnce()).claimed, 0, `still leased after ${elapsed + beat} ms`);
+    }
+    const [leased] = await rows(endpoint.id);
+    assert.equal(leased.status, 'sending');
+    assert.ok(leased.due_at! > leaseAtClaim, 'the heartbeat moved the lease on');
+    assert.ok(
+      new Date(leased.due_at!).getTime() - h.clock.now().getTime() <= h.config.webhookLeaseSeconds * 1000,
+      'never more than one lease ahead',
+    );
+
+    release();
+    assert.equal((await running).succeeded, 1);
+    assert.equal(receiver.requests.length, 1, 'sent once');
+    assert.deepEqual(
+      (await rows(endpoint.id)).map((r) => [r.status, r.attempt_count]),
+      [['succeeded', 1]],
+    );
+    // Nothing in flight: the heartbeat stops, the lease of the recorded delivery is gone.
+    h.clock.advance(beat);
+    await slow.settled();
+    assert.equal((await rows(endpoint.id))[0].due_at, null);
+  });
+
+  test("a dead worker's deliveries are claimed again one lease after its last heartbeat", async () => {
+    let release!: () => void;
+    receiver.respondWith({ status: 200, after: new Promise<void>((resolve) => (release = resolve)) });
+    const endpoint = await createEndpoint(h, tenant, receiver.url);
+    await emitEvent(h, tenant);
+    const dying = worker({ timeoutMs: 60_000 });
+    const running = dying.runOnce();
+    await within(5_000, receiver.waitForRequests(1), 'the first send');
+    const beat = Math.floor((h.config.webhookLeaseSeconds * 1000) / 3);
+    h.clock.advance(beat);
+    await dying.settled();
+    const lastBeat = h.clock.now().getTime();
+    // The worker "dies" here: the clock is not moved again, so its heartbeat never runs again, and
+    // a second process looks at the outbox at later times of its own.
+    const lease = h.config.webhookLeaseSeconds * 1000;
+    const takeOver = async (ms: number) => {
+      const now = new Date(lastBeat + ms);
+      return claimDueDeliveries(h.store.db, {
+        now: now.toISOString(),
+        leaseUntil: new Date(now.getTime() + lease).toISOString(),
+        token: 'survivor',
+        limit: 10,
+      });
+    };
+    assert.equal((await takeOver(lease - 1)).length, 0, 'leased until one lease after the last heartbeat');
+    const [taken] = await takeOver(lease);
+    assert.equal(taken.attempt, 2);
+    release();
+    assert.equal((await running).lost, 1, 'the old claim cannot record');
+    assert.equal((await rows(endpoint.id))[0].status, 'sending');
+  });
+
+  test("claims are fair: a slow endpoint's long queue takes its cap of slots, another organization's go at once", async () => {
+    const slowReceiver = receiver;
+    let releaseSlow!: () => void;
+    const slowAnswer = new Promise<void>((resolve) => (releaseSlow = resolve));
+    slowReceiver.setDefaultResponse({ status: 200, after: slowAnswer });
+    const slowEndpoint = await createEndpoint(h, tenant, slowReceiver.url);
+    // More queued than one claim ranks (4 per slot), all older than the other organization's.
+    const queued = 300;
+    for (let i = 0; i < queued; i++) await emitEvent(h, tenant);
+    const other = await h.bootstrap('sandbox');
+    const fastReceiver = await newReceiver();
+    const fastEndpoint = await createEndpoint(h, other, fastReceiver.url);
+    for (let i = 0; i < 3; i++) await emitEvent(h, other);
+
+    const w = worker();
+    const run = w.runOnce();
+    await within(5_000, fastReceiver.waitForRequests(3), "the other organization's deliveries");
+    await within(5_000, slowReceiver.waitForRequests(DEFAULT_MAX_PER_ENDPOINT), 'the slow endpoint to get its cap');
+    await w.settled();
+    assert.deepEqual(
+      (await rows(fastEndpoint.id)).map((r) => r.status),
+      ['succeeded', 'succeeded', 'succeeded'],
+      'delivered and recorded while the slow endpoint still holds its sends',
+    );
+    releaseSlow();
+    const summary = await run;
+    assert.equal(summary.claimed, DEFAULT_MAX_PER_ENDPOINT + 3);
+    assert.equal(slowReceiver.requests.length, DEFAULT_MAX_PER_ENDPOINT, 'no more than the cap to one endpoint');
+    const slowRows = await rows(slowEndpoint.id);
+    assert.equal(slowRows.filter((r) => r.status === 'succeeded').length, DEFAULT_MAX_PER_ENDPOINT);
+    assert.equal(slowRows.filter((r) => r.status === 'pending').length, queued - DEFAULT_MAX_PER_ENDPOINT);
+  });
+
+  test("one claim goes round-robin across endpoints, and counts the worker's sends in flight toward each cap", async () => {
+    const a = await createEndpoint(h, tenant, receiver.url);
+    for (let i = 0; i < 5; i++) await emitEvent(h, tenant);
+    const other = await h.bootstrap('sandbox');
+    const b = await createEndpoint(h, other, receiver.url);
+    await emitEvent(h, other);
+    const now = h.clock.now();
+    const claim = (token: string, limit: number, busy?: Map<string, number>) =>
+      claimDueDeliveries(h.store.db, {
+        now: now.toISOString(),
+        leaseUntil: new Date(now.getTime() + 10_000).toISOString(),
+        token,
+        limit,
+        perEndpoint: 3,
+        busy,
+      });
+    // A's five are older, yet a batch of two takes the oldest of each endpoint.
+    const first = await claim('one', 2);
+    assert.deepEqual(first.map((d) => d.endpoint.id).sort(), [a.id, b.id].sort());
+    // The worker now has one in flight to A: with a cap of 3, two more of A's, never a third.
+    const second = await claim('two', 10, new Map([[a.id, 1]]));
+    assert.deepEqual(
+      second.map((d) => d.endpoint.id),
+      [a.id, a.id],
+    );
+    assert.equal((await claim('three', 10, new Map([[a.id, 3]]))).length, 0, 'A is at its cap');
+  });
+
+  test('a started worker drains a backlog on kept-alive connections and records every attempt once', async () => {
+    const endpoint = await createEndpoint(h, tenant, receiver.url);
+    const N = 120;
+    for (let i = 0; i < N; i++) await emitEvent(h, tenant);
+    const w = worker({ pollIntervalMs: 3_600_000 });
+    await w.start();
+    await within(20_000, receiver.waitForRequests(N), `all ${N} deliveries`);
+    await w.stop();
+    assert.equal(new Set(receiver.requests.map((r) => r.headers['x-service-delivery'])).size, N, 'each once');
+    // A socket goes back to the pool only once its answer is read, so a few more than the sends
+    // in flight may open; without keep-alive there would be one per request.
+    assert.ok(
+      receiver.connections <= 2 * DEFAULT_MAX_PER_ENDPOINT,
+      `${receiver.connections} connections for ${N} requests: connections are reused`,
+    );
+    assert.deepEqual(
+      (await rows(endpoint.id)).map((r) => r.status),
+      Array(N).fill('succeeded'),
+    );
+    const attempts = await h.store.db.selectFrom('webhook_attempts').select('delivery_id').execute();
+    assert.equal(attempts.length, N);
+  });
+});
