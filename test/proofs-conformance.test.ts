@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { bn254 } from '@noble/curves/bn254';
 import { createVerifiers, type Verifiers } from '../src/proofs/formats.ts';
 import { BUILDERS } from './support/builders.ts';
+import { crossCheckedBbsVerifier } from './support/bbs-cross-check.ts';
 import { crossCheckedGroth16Verifier } from './support/groth16-cross-check.ts';
 import { GROTH16_ARTIFACTS, releaseSnarkjsCurve } from '../src/proofs/groth16/index.ts';
 import { qualify, withActiveStudent } from '../src/proofs/qualify.ts';
@@ -191,12 +192,15 @@ const crossChecked = {
   liveEnabled: crossCheckedGroth16Verifier({ liveVerificationKeyPath: liveKeyPath }),
   defaults: crossCheckedGroth16Verifier(),
 };
+// BBS proofs likewise: mcl-wasm (the service's) and @digitalbazaar/bbs-signatures must agree on each.
+const bbsCrossChecked = { liveEnabled: crossCheckedBbsVerifier(), defaults: crossCheckedBbsVerifier() };
 const fixtures: Fixtures = {
   liveEnabled: {
     ...createVerifiers({ groth16LiveVerificationKeyPath: liveKeyPath }),
     groth16: crossChecked.liveEnabled,
+    bbs: bbsCrossChecked.liveEnabled,
   },
-  defaults: { ...createVerifiers(), groth16: crossChecked.defaults },
+  defaults: { ...createVerifiers(), groth16: crossChecked.defaults, bbs: bbsCrossChecked.defaults },
 };
 after(async () => {
   await releaseSnarkjsCurve();
@@ -288,4 +292,14 @@ test('groth16: every presentation above was verified by mcl-wasm and @noble/curv
   assert.ok(liveEnabled.counts.compared + defaults.counts.compared >= 20, JSON.stringify(crossChecked));
   // Valid, second, inactive and expired verify; otherNonce, otherAudience, tamperedValue and otherIssuersKey are refused by the equation.
   assert.ok(liveEnabled.counts.snarkjs + defaults.counts.snarkjs >= 9, JSON.stringify(crossChecked));
+});
+
+test('bbs: every proof above was checked by mcl-wasm and @digitalbazaar/bbs-signatures, which agreed', () => {
+  const { liveEnabled, defaults } = bbsCrossChecked;
+  assert.ok(liveEnabled.counts.compared + defaults.counts.compared >= 9, JSON.stringify(bbsCrossChecked));
+  // Valid, second, inactive and expired hold; otherNonce, otherAudience, tamperedValue and otherIssuersKey do not.
+  assert.ok(liveEnabled.counts.held + defaults.counts.held >= 5, JSON.stringify(bbsCrossChecked));
+  assert.ok(
+    liveEnabled.counts.compared + defaults.counts.compared - liveEnabled.counts.held - defaults.counts.held >= 4,
+  );
 });

@@ -1,5 +1,6 @@
-import { verifyProof, type BbsCiphersuite } from '@digitalbazaar/bbs-signatures';
+import { verifyProof } from '@digitalbazaar/bbs-signatures';
 import { threadId } from 'node:worker_threads';
+import { verifyBbsProofMcl, type BbsVerifyArgs } from '../bbs/mcl-verifier.ts';
 import { loadHolderBuilder } from '../builders.ts';
 import { mclPairing, type Groth16ProofCheck } from '../groth16/pairing.ts';
 import type { ProofDecodeError } from '../groth16/proof-json.ts';
@@ -13,16 +14,7 @@ import type { CredentialFormat, PresentationRequest, SandboxStudent } from '../t
  * trust registry, which stay on the main thread.
  */
 
-/** The arguments of `@digitalbazaar/bbs-signatures` verifyProof. */
-export interface BbsVerifyArgs {
-  publicKey: Uint8Array;
-  proof: Uint8Array;
-  header: Uint8Array;
-  presentationHeader: Uint8Array;
-  disclosedMessages: Uint8Array[];
-  disclosedMessageIndexes: number[];
-  ciphersuite: BbsCiphersuite;
-}
+export type { BbsVerifyArgs };
 
 export type ProofTask =
   /** A BBS proof against an issuer key: true if it holds. */
@@ -49,10 +41,13 @@ export interface ProofRunner {
 }
 
 /**
- * The BBS check. The library throws on proof bytes that do not decode (a point off the curve, a
- * scalar out of range): for us that is a proof that does not hold.
+ * The BBS check: for BLS12-381-SHA-256, the ciphersuite of every `bbs` credential, the
+ * WebAssembly verifier (bbs/mcl-verifier.ts); for another ciphersuite, the library. The library
+ * throws on proof bytes that do not decode (a point off the curve, a scalar out of range): for us
+ * that is a proof that does not hold.
  */
 async function bbsProofHolds(args: BbsVerifyArgs): Promise<boolean> {
+  if (args.ciphersuite === 'BLS12-381-SHA-256') return verifyBbsProofMcl(args);
   try {
     return await verifyProof(args);
   } catch {
