@@ -8,8 +8,20 @@ import { p256 } from '@noble/curves/p256';
  * (which authorizes Matricula's own wallet endpoints) or another of them.
  */
 
+// Derived values per session and purpose, most recent last: every read of a session shows its
+// openid4vpUri, and a business polls the same session until it completes. HKDF costs about as much
+// as the rest of such a read; the cache is bounded, oldest out first.
+const DERIVED_CACHE_SIZE = 10_000;
+const derived = new Map<string, Buffer>();
+
 function derive(challengeNonce: string, purpose: string, length = 32): Buffer {
-  return Buffer.from(hkdfSync('sha256', challengeNonce, '', `matricula/openid4vp/${purpose}`, length));
+  const key = `${purpose}:${length}:${challengeNonce}`;
+  const cached = derived.get(key);
+  if (cached) return cached;
+  const value = Buffer.from(hkdfSync('sha256', challengeNonce, '', `matricula/openid4vp/${purpose}`, length));
+  if (derived.size >= DERIVED_CACHE_SIZE) derived.delete(derived.keys().next().value!);
+  derived.set(key, value);
+  return value;
 }
 
 /** Authorizes fetching the request object and posting the response (query `token`): in `openid4vpUri`. */

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { hkdfSync } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { ID_PREFIXES, isId, newId } from '../src/domain/ids.ts';
+import { TestClock } from '../src/domain/clock.ts';
+import { requestNonce, requestToken, responseCode } from '../src/services/openid4vp/session-secrets.ts';
+
+/**
+ * Values computed on every request, made cheaper for issue 13: ids from a pool of random bytes,
+ * and the OpenID4VP derivations of a session kept once computed. Cheaper must not mean different.
+ */
+
+describe('ids from the pooled random bytes', () => {
+  test('are well formed and never repeat, across many refills of the pool, within one millisecond', () => {
+    const clock = new TestClock(new Date('2026-11-23T00:00:00.000Z'));
+    const seen = new Set<string>();
+    // 16 random bytes per id, a 4096-byte pool: 5000 ids refill it about 20 times.
+    for (let i = 0; i < 5000; i++) {
+      const id = newId('session', clock);
+      assert.ok(isId('session', id), id);
+      assert.ok(!seen.has(id), `repeated: ${id}`);
+      seen.add(id);
+    }
+    assert.equal(seen.size, 5000);
+  });
+
+  test('use every character of the alphabet in their random part', () => {
+    const chars = new Set<string>();
+    for (let i = 0; i < 500; i++) for (const c of newId('request').slice(ID_PREFIXES.request.length + 10)) chars.add(c);
+    assert.equal(chars.size, 32);
+  });
+});
+
+describe('OpenID4VP values derived from a session', () => {
+  const hkdf = (nonce: string, purpose: string) =>
+    Buffer.from(hkdfSync('sha256', nonce, '', `matricula/openid4vp/${purpose}`, 32)).toString('base64url');
+
+  test('are HKDF-SHA-256 of the challenge, the same on every call, and still after 10,000 others', () => {
+    const nonce = 'nonce_kept-while-others-come-and-go';
+    const expected = {
+      token: hkdf(nonce, 'request-token'),
+      nonce: hkdf(nonce, 'nonce'),
+      code: hkdf(nonce, 'response-code'),
+    };
+    const now = () => ({ token: requestToken(nonce), nonce: requestNonce(nonce), code: responseCode(nonce) });
+    assert.deepEqual(now(), expected);
+    assert.deepEqual(now(), expected);
+    for (let i = 0; i < 12_000; i++)
+      assert.equal(requestToken(`nonce_other_${i}`), hkdf(`nonce_other_${i}`, 'request-token'));
+    assert.deepEqual(now(), expected);
+    assert.notEqual(expected.token, expected.nonce);
+  });
+});
