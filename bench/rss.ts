@@ -4,8 +4,10 @@
  * and after a second 100k. Goal: at most 200 MB, and flat from the first 100k to the second.
  *
  *   node --import tsx bench/rss.ts [--requests 100000] [--concurrency 16] [--database sqlite|postgres]
- *       [--service-root DIR] [--json]
+ *       [--service-root DIR] [--compiled] [--json]
  *
+ * `--compiled` runs the compiled build (`node dist/main.js`, the production start of docs/operations.md; `npm run build`
+ * first) instead of src/main.ts under tsx, whose loader and compile cache take memory of their own.
  * The requests are the session API's hot paths, three reads of a session for one creation. With
  * --json the last line is {"rss_mb_at_start", "rss_mb_after_100k", "rss_mb_after_200k", …}. The V8 heap
  * in use (the service's /metrics) is printed beside RSS: RSS alone cannot tell a leak from a heap
@@ -28,6 +30,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     database: { type: 'string', default: 'sqlite' },
     'service-root': { type: 'string', default: REPO_ROOT },
+    compiled: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -46,7 +49,12 @@ async function heapUsedMb(origin: string): Promise<number> {
 
 async function main(): Promise<void> {
   const database = await benchDatabase(dialect);
-  const service = await startService({ root: values['service-root'], databaseUrl: database.url, name: 'rss' });
+  const service = await startService({
+    root: values['service-root'],
+    databaseUrl: database.url,
+    name: 'rss',
+    compiled: values.compiled,
+  });
   try {
     const { headers, createBody } = await createTenant(database.url);
     const created = await fetch(`${service.origin}/verification/v1/sessions`, {
@@ -71,7 +79,7 @@ async function main(): Promise<void> {
     const round1 = (n: number) => Math.round(n * 10) / 10;
 
     console.log(
-      `\nbench/rss.ts  database=${dialect}  requests=${REQUESTS} twice  concurrency=${CONCURRENCY}  service=${values['service-root']}\n`,
+      `\nbench/rss.ts  database=${dialect}  requests=${REQUESTS} twice  concurrency=${CONCURRENCY}  service=${values['service-root']}${values.compiled ? 'dist/main.js' : 'src/main.ts (tsx)'}\n`,
     );
     console.log('phase                 RSS MB  heap used MB   req/s  errors');
     console.log(`at start            ${atStart.toFixed(1).padStart(8)} ${heapAtStart.toFixed(1).padStart(13)}`);
@@ -89,6 +97,7 @@ async function main(): Promise<void> {
       console.log(
         JSON.stringify({
           database: dialect,
+          compiled: values.compiled,
           requests: REQUESTS,
           rss_mb_at_start: round1(atStart),
           rss_mb_after_100k: round1(after1),

@@ -3,16 +3,18 @@
  * the same run with the same client: create-session (POST) and get-session (GET).
  *
  *   node --import tsx bench/sessions.ts [--requests 3000] [--concurrency 16] [--rounds 3]
- *       [--database sqlite,postgres] [--service-root DIR] [--cpu-prof DIR] [--json]
+ *       [--database sqlite,postgres] [--service-root DIR] [--compiled] [--cpu-prof DIR] [--json]
  *
  * The service runs as an operator runs it, `node --import tsx src/main.ts` (role all, default
  * logging, to /dev/null), in a process of its own; the bare server runs in a process of its own
  * too, so that neither shares the client's core. `--service-root` starts another checkout's
- * src/main.ts with this same client (the "before" of a before/after); `--cpu-prof DIR` profiles the
+ * src/main.ts with this same client (the "before" of a before/after); `--compiled` runs the compiled
+ * build (`node dist/main.js`; `npm run build` first) instead; `--cpu-prof DIR` profiles the
  * service (summarize with bench/cpuprofile.ts). PostgreSQL uses BENCH_DATABASE_URL or
  * TEST_DATABASE_URL, in a schema of its own dropped after.
  *
- * Each round loads the service, then the bare server, for each operation; the ratio of a round is
+ * The operations are create-session, get-session and GET /healthz, the floor: Fastify and every
+ * hook the service installs, with no database and no key. Each round loads the service, then the bare server, for each operation; the ratio of a round is
  * service req/s ÷ bare req/s, and the figure reported is the median over the rounds. With --json
  * the last line is {"sqlite": {"get_ratio", "create_ratio", …}, "postgres": {…}, "loadavg": […]}.
  * Figures are printed, never asserted: the machine is shared and noisy.
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     database: { type: 'string', default: 'sqlite' },
     'service-root': { type: 'string', default: REPO_ROOT },
     'cpu-prof': { type: 'string' },
+    compiled: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -65,6 +68,9 @@ interface DialectFigures {
   create_cpu_us: number;
   bare_get_cpu_us: number;
   bare_create_cpu_us: number;
+  /** GET /healthz on the service ÷ the bare server's GET: what the framework and the hooks leave. */
+  healthz_ratio: number;
+  healthz_cpu_us: number;
   errors: number;
 }
 
@@ -78,6 +84,7 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
     databaseUrl: database.url,
     name: `service-${dialect}`,
     cpuProfDir: values['cpu-prof'],
+    compiled: values.compiled,
   });
   try {
     const { headers, createBody } = await createTenant(database.url);
@@ -96,6 +103,8 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
       const operations: Array<[string, () => BenchRequest]> = [
         ['create session', () => ({ method: 'POST', path: '/verification/v1/sessions', body: createBody })],
         ['get session', () => ({ method: 'GET', path: `/verification/v1/sessions/${sessionId}` })],
+        // The floor: Fastify with every hook the service installs, answering without the database.
+        ['healthz', () => ({ method: 'GET', path: '/healthz' })],
       ];
       for (const [, make] of operations) {
         await load('warmup', service, 500, CONCURRENCY, make, headers);
@@ -127,6 +136,7 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
       };
       const get = pick('get session');
       const create = pick('create session');
+      const healthz = pick('healthz');
       return {
         get_ratio: round3(get.ratio),
         create_ratio: round3(create.ratio),
@@ -140,7 +150,9 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
         create_cpu_us: Math.round(create.cpu),
         bare_get_cpu_us: Math.round(get.bareCpu),
         bare_create_cpu_us: Math.round(create.bareCpu),
-        errors: get.errors + create.errors,
+        healthz_ratio: round3(healthz.ratio),
+        healthz_cpu_us: Math.round(healthz.cpu),
+        errors: get.errors + create.errors + healthz.errors,
       };
     } finally {
       await bare.stop();
@@ -162,16 +174,17 @@ async function main(): Promise<void> {
   const ended = loadavg();
   console.log(
     `\nbench/sessions.ts  requests=${REQUESTS}  concurrency=${CONCURRENCY}  rounds=${ROUNDS}  node=${process.version}` +
-      `  service=${values['service-root']}\nload average (1 min) ${started[0].toFixed(2)} at start, ${ended[0].toFixed(2)} at end\n`,
+      `  service=${values['service-root']}${values.compiled ? 'dist/main.js' : 'src/main.ts (tsx)'}\nload average (1 min) ${started[0].toFixed(2)} at start, ${ended[0].toFixed(2)} at end\n`,
   );
   console.log(
-    'database   get ratio  create ratio  get req/s (bare)   create req/s (bare)  get cpu µs (bare)  create cpu µs (bare)  errors',
+    'database   get ratio  create ratio  get req/s (bare)   create req/s (bare)  get cpu µs (bare)  create cpu µs (bare)  healthz ratio (cpu µs)  errors',
   );
   for (const [dialect, f] of Object.entries(figures))
     console.log(
       `${dialect.padEnd(10)} ${f.get_ratio.toFixed(3).padStart(9)} ${f.create_ratio.toFixed(3).padStart(13)}` +
         `  ${`${f.get_rps} (${f.bare_get_rps})`.padStart(16)}  ${`${f.create_rps} (${f.bare_create_rps})`.padStart(19)}` +
-        `  ${`${f.get_cpu_us} (${f.bare_get_cpu_us})`.padStart(17)}  ${`${f.create_cpu_us} (${f.bare_create_cpu_us})`.padStart(20)}  ${f.errors}`,
+        `  ${`${f.get_cpu_us} (${f.bare_get_cpu_us})`.padStart(17)}  ${`${f.create_cpu_us} (${f.bare_create_cpu_us})`.padStart(20)}` +
+        `  ${`${f.healthz_ratio.toFixed(3)} (${f.healthz_cpu_us})`.padStart(22)}  ${f.errors}`,
     );
   if (values.json)
     console.log(JSON.stringify({ ...figures, loadavg: [round3(started[0]), round3(ended[0])], requests: REQUESTS }));

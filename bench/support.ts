@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -106,6 +106,8 @@ export async function startService(options: {
   name: string;
   cpuProfDir?: string;
   env?: Record<string, string>;
+  /** Run the compiled build (`node dist/main.js`, the production start) instead of src/ under tsx. */
+  compiled?: boolean;
 }): Promise<ServiceProcess> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
@@ -113,7 +115,11 @@ export async function startService(options: {
     ? // A directory per service: tsx's loader thread writes a profile of its own beside the main thread's.
       ['--cpu-prof', '--cpu-prof-dir', resolve(options.cpuProfDir, options.name)]
     : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts'], {
+  const entry = options.compiled ? ['dist/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+  if (options.compiled && !existsSync(resolve(options.root, 'dist/main.js'))) {
+    throw new Error(`${options.root} has no dist/main.js: run \`npm run build\` there first`);
+  }
+  const child = spawn(process.execPath, [...profile, ...entry], {
     cwd: options.root,
     env: {
       ...process.env,

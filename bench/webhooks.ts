@@ -12,6 +12,9 @@
  * - burst: `--events` events committed as fast as `--producers` concurrent writers can, the
  *   worker (in this process, woken on commit) delivering meanwhile: deliveries/s from the first
  *   commit to the last receipt, and commit→receipt latency under that saturation;
+ * - drain: `--events` events committed first, with no worker running, then the worker started:
+ *   deliveries/s from its start to the last receipt. Delivery alone, where the burst also counts
+ *   the producers' commits, which share this process's one thread (and on PostgreSQL bound it);
  * - paced: `--paced` events at `--rate` per second: commit→receipt latency when not backlogged;
  * - fairness: `--fair` events of organization Y at 50/s to a fast endpoint, alone, then again
  *   right after organization X queued `--slow-queued` events for an endpoint that answers in
@@ -23,7 +26,7 @@
  *
  * PostgreSQL uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a schema of its own, dropped after);
  * without either it is skipped. Figures are printed, never asserted; with `--json` the last line
- * is one JSON object: {"sqlite": {deliveries_per_s, paced_p99_ms, …}, "postgres": {…}}.
+ * is one JSON object: {"sqlite": {deliveries_per_s, drain_deliveries_per_s, paced_p99_ms, …}, "postgres": {…}}.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -57,7 +60,7 @@ const { values } = parseArgs({
     fair: { type: 'string', default: '200' },
     kills: { type: 'string', default: '10' },
     database: { type: 'string', default: 'sqlite,postgres' },
-    phases: { type: 'string', default: 'baseline,burst,paced,fairness,recovery' },
+    phases: { type: 'string', default: 'baseline,burst,drain,paced,fairness,recovery' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -117,14 +120,17 @@ async function openBenchStore(dialect: 'sqlite' | 'postgres'): Promise<BenchStor
 /** A bare receiver: reads the body, notes when each event id first arrived, answers 200 (after `delayMs`). */
 async function startReceiver(delayMs = 0) {
   const receivedAt = new Map<string, number>();
-  let waiting: { ids: Set<string>; resolve: () => void } | undefined;
+  // The ids still awaited: each receipt removes one, so that waiting costs O(1) per request (a scan
+  // of every awaited id per request was quadratic, and at thousands of events it was the
+  // benchmark's own cost that showed, on the same thread as the worker).
+  let waiting: { missing: Set<string>; resolve: () => void } | undefined;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const id = (JSON.parse(Buffer.concat(chunks).toString()) as { id: string }).id;
       if (!receivedAt.has(id)) receivedAt.set(id, performance.now());
-      if (waiting && [...waiting.ids].every((i) => receivedAt.has(i))) waiting.resolve();
+      if (waiting?.missing.delete(id) && waiting.missing.size === 0) waiting.resolve();
       const answer = () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
       if (delayMs > 0) setTimeout(answer, delayMs);
       else answer();
@@ -136,16 +142,19 @@ async function startReceiver(delayMs = 0) {
     receivedAt,
     /** Resolves once every id has arrived, or after `timeoutMs` (then the caller counts what is missing). */
     waitFor(ids: Iterable<string>, timeoutMs: number): Promise<void> {
-      const want = new Set(ids);
+      const missing = new Set([...ids].filter((i) => !receivedAt.has(i)));
       return new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
+        const timer = setTimeout(() => {
+          waiting = undefined;
+          resolve();
+        }, timeoutMs);
         const done = () => {
           clearTimeout(timer);
           waiting = undefined;
           resolve();
         };
-        if ([...want].every((i) => receivedAt.has(i))) done();
-        else waiting = { ids: want, resolve: done };
+        if (missing.size === 0) done();
+        else waiting = { missing, resolve: done };
       });
     },
     close: () =>
@@ -283,6 +292,39 @@ async function burstAndPaced(dialect: 'sqlite' | 'postgres') {
   await receiver.close();
   await bench.drop();
   return result;
+}
+
+/** A backlog of `EVENTS` committed before the worker starts: how fast the worker alone drains it. */
+async function drain(dialect: 'sqlite' | 'postgres'): Promise<{ deliveriesPerSecond: number; received: number }> {
+  const bench = await openBenchStore(dialect);
+  const { store } = bench;
+  const receiver = await startReceiver();
+  const services = createServiceDeps({ db: store.db, clock: systemClock, config });
+  const tenant = await tenantWithEndpoint(store, services, receiver.url, 'Drain');
+  // Warm-up as in the burst: connections, JIT, prepared paths; then stop and queue the backlog.
+  let worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
+  await worker.start();
+  await receiver.waitFor(await paced(50, 500, tenant.emit), 30_000);
+  await worker.stop();
+  const ids: string[] = [];
+  await Promise.all(
+    Array.from({ length: PRODUCERS }, async () => {
+      while (ids.length < EVENTS) {
+        const i = ids.push('') - 1;
+        ids[i] = await tenant.emit();
+      }
+    }),
+  );
+  worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
+  const started = performance.now();
+  await worker.start();
+  await receiver.waitFor(ids, 300_000);
+  const lastReceipt = Math.max(...ids.map((id) => receiver.receivedAt.get(id) ?? 0));
+  const received = ids.filter((id) => receiver.receivedAt.has(id)).length;
+  await worker.stop();
+  await receiver.close();
+  await bench.drop();
+  return { deliveriesPerSecond: Math.round(ids.length / ((lastReceipt - started) / 1000)), received };
 }
 
 /** Organization Y's fast endpoint at 50 events/s, alone, then beside organization X's slow one with a queue. */
@@ -461,6 +503,13 @@ async function main(): Promise<void> {
         out.paced_p50_ms = p.p50;
         out.paced_p99_ms = p.p99;
       }
+    }
+    if (PHASES.has('drain')) {
+      const d = await drain(dialect);
+      log(
+        `${dialect} drain: ${d.deliveriesPerSecond} deliveries/s from a backlog of ${EVENTS} (${d.received}/${EVENTS})`,
+      );
+      out.drain_deliveries_per_s = d.deliveriesPerSecond;
     }
     if (PHASES.has('fairness')) {
       const f = await fairness(dialect);
