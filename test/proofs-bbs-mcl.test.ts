@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { before, describe, test } from 'node:test';
 import { deriveProof, generateKeyPair, sign, verifyProof } from '@digitalbazaar/bbs-signatures';
 import { bls12_381 } from '@noble/curves/bls12-381';
@@ -209,8 +211,10 @@ describe('BBS ProofVerify on mcl-wasm agrees with @digitalbazaar/bbs-signatures'
       ['Abar the identity', withBytes(0, identity)],
       ['D the identity', withBytes(96, identity)],
       ['Bbar outside the subgroup', withBytes(48, outside)],
-      ['x not on the curve', withBytes(0, Uint8Array.from([0x80 | 0x1f, ...new Uint8Array(47).fill(0xff)]))],
+      ['x not on the curve', withBytes(0, xNotOnCurve())],
+      ['x not below p', withBytes(0, Uint8Array.from([0x80 | 0x1f, ...new Uint8Array(47).fill(0xff)]))],
       ['e^ equal to r', withBytes(144, Buffer.from(order.toString(16).padStart(64, '0'), 'hex'))],
+      // Refused by the range check, and by the challenge anyway: agreement, not the check itself.
       ['the challenge zero', withBytes(args.proof.length - 32, new Uint8Array(32))],
       ['a proof cut short', { ...args, proof: args.proof.subarray(0, args.proof.length - 1) }],
       ['a proof too short for any message', { ...args, proof: args.proof.subarray(0, 3 * 48 + 3 * 32) }],
@@ -219,6 +223,17 @@ describe('BBS ProofVerify on mcl-wasm agrees with @digitalbazaar/bbs-signatures'
     ];
     for (const [what, changed] of cases) await agree(changed, false, what);
   });
+
+  for (const order of ['bbs-first', 'groth16-first'] as const) {
+    test(`in a fresh process, loaded ${order}: both verifiers work, each on its own curve`, () => {
+      const out = execFileSync(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(new URL('./support/mcl-load-order.ts', import.meta.url)), order],
+        { encoding: 'utf8' },
+      );
+      assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)!), { bbs: true, groth16: 'BN_SNARK1', bbsAgain: true });
+    });
+  }
 
   test('shares a thread with the Groth16 verifier: each keeps its own curve', async () => {
     await initMcl();
@@ -231,6 +246,35 @@ describe('BBS ProofVerify on mcl-wasm agrees with @digitalbazaar/bbs-signatures'
     g.setStr('1 1 2', 10);
     assert.ok(g.isValid());
     assert.equal(await verifyBbsProofMcl(fixtureArgs(valid)), true);
+  });
+
+  test('a proof of more messages than the cap is refused, and the instance stays sound after one of thousands', async () => {
+    const args = await proofOf([0, 2]);
+    // 7 messages signed; pad the commitments (valid scalars) to claim 300 and then 6000 messages.
+    const scalars = args.proof.subarray(3 * 48);
+    const challenge = scalars.subarray(scalars.length - 32);
+    const commitment = scalars.subarray(3 * 32, 4 * 32);
+    const padded = (messagesClaimed: number) => {
+      const commitments = messagesClaimed - 2;
+      return Uint8Array.from(
+        Buffer.concat([
+          args.proof.subarray(0, 3 * 48 + 3 * 32),
+          ...Array.from({ length: commitments }, () => commitment),
+          challenge,
+        ]),
+      );
+    };
+    assert.equal(await verifyBbsProofMcl({ ...args, proof: padded(300) }), false);
+    // Thousands of points would overrun mcl's stack and corrupt the instance; the cap comes first.
+    assert.equal(await verifyBbsProofMcl({ ...args, proof: padded(6000) }), false);
+    for (const fixture of fixtures) assert.equal(await verifyBbsProofMcl(fixtureArgs(fixture)), fixture.valid);
+  });
+
+  test('arguments that are not bytes are a proof that does not hold, not a throw', async () => {
+    const args = await proofOf([0]);
+    const notBytes = 'claim 0: ' as unknown as Uint8Array;
+    assert.equal(await verifyBbsProofMcl({ ...args, disclosedMessages: [notBytes] }), false);
+    assert.equal(await verifyBbsProofMcl({ ...args, header: notBytes }), false);
   });
 
   test('refuses a ciphersuite it does not implement, loudly', async () => {
@@ -308,6 +352,18 @@ function forgeWithIdentityPoints(
     disclosedMessageIndexes: indexes,
     ciphersuite: CIPHERSUITE,
   };
+}
+
+/** A canonical compressed encoding (x < p) of an x for which y² = x³ + 4 has no solution. */
+function xNotOnCurve(): Uint8Array {
+  const { Fp } = bls12_381.fields;
+  for (let x = 1n; ; x++) {
+    const y2 = Fp.add(Fp.pow(x, 3n), 4n);
+    if (Fp.eql(Fp.pow(y2, (Fp.ORDER - 1n) / 2n), Fp.ONE)) continue; // a square: on the curve
+    const encoded = Uint8Array.from(Buffer.from(x.toString(16).padStart(96, '0'), 'hex'));
+    encoded[0]! |= 0x80;
+    return encoded;
+  }
 }
 
 /** The compressed encoding of a point on BLS12-381's G1 curve that is not in its r-order subgroup. */

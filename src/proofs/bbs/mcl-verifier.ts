@@ -50,8 +50,11 @@ const POINT_LENGTH = 48;
 const PUBLIC_KEY_LENGTH = 96;
 const SCALAR_LENGTH = 32;
 const R = bls12_381.fields.Fr.ORDER;
-/** Generators kept per process: far more than a credential has messages; beyond, computed per call. */
-const MAX_CACHED_GENERATORS = 256;
+/**
+ * The most messages a proof may cover here (a `bbs` credential has 5). It bounds the generators
+ * kept per thread and the sums handed to mcl, whose stack a sum of thousands of points overruns.
+ */
+export const MAX_MESSAGES = 256;
 
 function utf8(text: string): Uint8Array {
   return new TextEncoder().encode(text);
@@ -71,6 +74,9 @@ type Mcl = typeof import('mcl-wasm');
 function loadOwnMclInstance(): Mcl {
   const require = createRequire(import.meta.url);
   const entry = require.resolve('mcl-wasm');
+  // The shared instance first, completely: evaluated here for the first time, the package's files
+  // would be left to a later `import 'mcl-wasm'` (Groth16's) half-loaded.
+  require(entry);
   const directory = path.dirname(entry) + path.sep;
   const ownsFile = (file: string) => file.startsWith(directory);
   const shared = Object.entries(require.cache).filter(([file]) => ownsFile(file));
@@ -142,14 +148,10 @@ function nextGenerator(bls: BlsInstance): G1 {
   return generator;
 }
 
-/** create_generators(count, api_id): Q_1 then H_1 … H_(count-1). */
+/** create_generators(count, api_id): Q_1 then H_1 … H_(count-1); count is at most MAX_MESSAGES + 1. */
 function generators(bls: BlsInstance, count: number): G1[] {
-  while (bls.generators.length < Math.min(count, MAX_CACHED_GENERATORS)) bls.generators.push(nextGenerator(bls));
-  if (count <= bls.generators.length) return bls.generators.slice(0, count);
-  // Beyond the cache: the chain continues from its last state without keeping what it computes.
-  const extra: BlsInstance = { ...bls, generators: [...bls.generators] };
-  while (extra.generators.length < count) extra.generators.push(nextGenerator(extra));
-  return extra.generators;
+  while (bls.generators.length < count) bls.generators.push(nextGenerator(bls));
+  return bls.generators.slice(0, count);
 }
 
 function toFr(bls: BlsInstance, value: bigint): Fr {
@@ -163,7 +165,8 @@ function g1Point(bls: BlsInstance, octets: Uint8Array): G1 | undefined {
   const point = new bls.mcl.G1();
   try {
     point.deserialize(octets);
-  } catch {
+  } catch (error) {
+    if (error instanceof WebAssembly.RuntimeError) throw error; // a fault of the instance, not of the bytes
     return undefined; // not a canonical encoding of a point on the curve, or outside the subgroup
   }
   return point.isValid() && point.isValidOrder() && !point.isZero() ? point : undefined;
@@ -175,7 +178,8 @@ function publicKeyPoint(bls: BlsInstance, octets: Uint8Array): G2 | undefined {
   const point = new bls.mcl.G2();
   try {
     point.deserialize(octets);
-  } catch {
+  } catch (error) {
+    if (error instanceof WebAssembly.RuntimeError) throw error;
     return undefined;
   }
   return point.isValid() && point.isValidOrder() && !point.isZero() ? point : undefined;
@@ -236,7 +240,8 @@ function domain(publicKey: Uint8Array, gens: G1[], header: Uint8Array): bigint {
 /**
  * ProofVerify(PK, proof, header, ph, disclosed_messages, disclosed_indexes) for the
  * BLS12-381-SHA-256 ciphersuite: true when the proof holds, false for anything else (a proof or
- * key that does not decode, indexes out of range or repeated, a count that does not add up).
+ * key that does not decode, indexes out of range or repeated, a count that does not add up, more
+ * than {@link MAX_MESSAGES} messages, an argument that is not bytes).
  */
 export async function verifyBbsProofMcl(args: BbsVerifyArgs): Promise<boolean> {
   if (args.ciphersuite !== 'BLS12-381-SHA-256') {
@@ -245,6 +250,8 @@ export async function verifyBbsProofMcl(args: BbsVerifyArgs): Promise<boolean> {
   const bls = await initBlsMcl();
   const { mcl } = bls;
   const indexes = args.disclosedMessageIndexes;
+  const bytes = [args.publicKey, args.proof, args.header, args.presentationHeader, ...args.disclosedMessages];
+  if (!bytes.every((b) => b instanceof Uint8Array)) return false;
   if (args.disclosedMessages.length !== indexes.length) return false;
 
   const w = publicKeyPoint(bls, args.publicKey);
@@ -254,6 +261,7 @@ export async function verifyBbsProofMcl(args: BbsVerifyArgs): Promise<boolean> {
   // ProofVerifyInit: L messages, R of them disclosed, U committed; each index once, within L.
   const U = proof.commitments.length;
   const L = indexes.length + U;
+  if (L > MAX_MESSAGES) return false;
   const disclosed = new Set(indexes);
   if (disclosed.size !== indexes.length || indexes.some((i) => !Number.isSafeInteger(i) || i < 0 || i >= L)) {
     return false;
