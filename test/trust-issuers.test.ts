@@ -15,6 +15,7 @@ import {
   pem,
   presentation,
   SIGNING_USAGE,
+  statusListToken,
   UniversityServer,
   x5c,
   type IssuerKey,
@@ -167,6 +168,48 @@ forEachDialect('issuer trust', (dialect) => {
     // A valid chain, but the JWT is signed by a key other than the leaf's.
     const leaf = await leafFor(key);
     rejected(await check(await x509Credential(await newIssuerKey(), x5c(leaf))), 'invalid_signature', /leaf/);
+  });
+
+  it('a status list is trusted through an x5c chain to the same anchor, and not otherwise', async () => {
+    const key = await newIssuerKey();
+    const leaf = await leafFor(key);
+    // The university signs its lists with a key of its own, certified by the same root.
+    const listKey = await newIssuerKey();
+    const listLeaf = await leafFor(listKey);
+    const foreignKey = await newIssuerKey();
+    const foreignLeaf = await leafFor(foreignKey, {}, { key: otherRootKey, cert: otherRoot });
+    const lists: Record<string, { key: IssuerKey; header: Record<string, unknown> }> = {
+      signed: { key: listKey, header: { x5c: x5c(listLeaf) } },
+      foreign: { key: foreignKey, header: { x5c: x5c(foreignLeaf, otherRoot) } },
+      // Signed by the credential's own key, with no chain: the entry trusts no raw key.
+      bare: { key, header: {} },
+    };
+    for (const [name, list] of Object.entries(lists)) {
+      const uri = `${server.url}/x509-lists/${name}`;
+      server.text(
+        `/x509-lists/${name}`,
+        () => statusListToken({ uri, key: list.key, now: clock.now(), statuses: { 3: 1 }, header: list.header }),
+        { 'content-type': 'application/statuslist+jwt' },
+      );
+    }
+    const credential = (list: string, idx: number) =>
+      presentation(
+        {
+          iss: `https://${X509_DOMAIN}`,
+          key,
+          domain: X509_DOMAIN,
+          now: clock.now(),
+          header: { x5c: x5c(leaf) },
+          status: { uri: `${server.url}/x509-lists/${list}`, idx },
+        },
+        NONCE,
+        AUDIENCE,
+      );
+    assert.equal(judged(await check(await credential('signed', 2))).verified, true);
+    const revoked = judged(await check(await credential('signed', 3)));
+    assert.deepEqual([revoked.verified, revoked.failureReason], [false, 'credential_revoked']);
+    rejected(await check(await credential('foreign', 2)), 'invalid_status_list', /trust anchor/);
+    rejected(await check(await credential('bare', 2)), 'invalid_status_list', /not signed by this issuer: x5c must be/);
   });
 
   it('expired, not-yet-valid and wrong-usage certificates fail', async () => {
