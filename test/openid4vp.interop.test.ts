@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign, webcrypto } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { ResolvedOpenid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
@@ -17,6 +20,7 @@ import {
   type Tenant,
 } from './support/harness.ts';
 import { freePort } from './support/server.ts';
+import { CA_USAGE, certificate, newIssuerKey, pem, SIGNING_USAGE } from './support/university.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 import { createEndpoint, workerFor } from './support/webhooks.ts';
 import {
@@ -38,6 +42,8 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
   let tenant: Tenant;
   let baseUrl: string;
   let plain: { app: FastifyInstance; baseUrl: string };
+  /** A third process over the same database, signing with an operator's CA → intermediate → leaf chain. */
+  let operator: { app: FastifyInstance; baseUrl: string; rootPem: string; dir: string };
   let receiver: WebhookReceiver;
   let anchor: string;
   let exported: ExportedCredential;
@@ -58,11 +64,12 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
     return { code, stdout: out.join('\n'), stderr: err.join('\n') };
   };
 
-  const exportCredential = async (...flags: string[]): Promise<ExportedCredential> => {
+  const exportCredential = (...flags: string[]) => exportCredentialFor(h.config.baseUrl, ...flags);
+  const exportCredentialFor = async (baseUrl: string, ...flags: string[]): Promise<ExportedCredential> => {
     const out: string[] = [];
     const ctx: CliContext = {
-      // The credential's status entry points at this service's sandbox status lists.
-      env: { BASE_URL: h.config.baseUrl },
+      // The credential's status entry points at that service's sandbox status lists.
+      env: { BASE_URL: baseUrl },
       stdout: (text) => out.push(text),
       stderr: () => {},
       clock: h.clock,
@@ -146,12 +153,58 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
     app.addHook('onClose', () => store.close());
     await app.listen({ port: plainPort, host: '127.0.0.1' });
     plain = { app, baseUrl: plainBase };
+    {
+      const now = h.clock.now();
+      const rootKey = await newIssuerKey();
+      const root = await certificate(rootKey, 'Operator Root CA', now, { ca: true, keyUsage: CA_USAGE });
+      const intermediateKey = await newIssuerKey();
+      const intermediate = await certificate(
+        intermediateKey,
+        'Operator Issuing CA',
+        now,
+        { ca: true, pathLength: 0, keyUsage: CA_USAGE },
+        { key: rootKey, cert: root },
+      );
+      const leafKey = await newIssuerKey();
+      const leaf = await certificate(
+        leafKey,
+        'verify.operator.example',
+        now,
+        { dns: '127.0.0.1', keyUsage: SIGNING_USAGE },
+        { key: intermediateKey, cert: intermediate },
+      );
+      const dir = mkdtempSync(join(tmpdir(), 'matricula-operator-chain-'));
+      const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', leafKey.keys.privateKey));
+      writeFileSync(
+        join(dir, 'key.pem'),
+        `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END PRIVATE KEY-----\n`,
+      );
+      writeFileSync(join(dir, 'chain.pem'), `${pem(leaf)}\n${pem(intermediate)}\n`);
+      const port = await freePort();
+      const operatorBase = `http://127.0.0.1:${port}`;
+      const operatorStore = await h.testStore.openAnother();
+      const built = await buildTestApp(
+        operatorStore,
+        h.clock,
+        testConfig({
+          BASE_URL: operatorBase,
+          PORT: String(port),
+          OPENID4VP_SIGNING_KEY_FILE: join(dir, 'key.pem'),
+          OPENID4VP_CERTIFICATE_CHAIN_FILE: join(dir, 'chain.pem'),
+        }),
+      );
+      built.app.addHook('onClose', () => operatorStore.close());
+      await built.app.listen({ port, host: '127.0.0.1' });
+      operator = { app: built.app, baseUrl: operatorBase, rootPem: pem(root), dir };
+    }
     receiver = await startWebhookReceiver();
     await createEndpoint(h, tenant, receiver.url, ['verification.completed', 'consent.approved', 'consent.declined']);
     anchor = await (await fetch(`${baseUrl}/openid4vp/v1/certificate`)).text();
     exported = await exportCredential('--level', 'postgraduate');
   });
   after(async () => {
+    await operator.app.close();
+    rmSync(operator.dir, { recursive: true, force: true });
     await plain.app.close();
     await receiver.close();
     await h.close();
@@ -422,6 +475,24 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
     assert.equal(read.result.failureReason, 'too_many_attempts');
     assert.equal(read.result.protocol, 'openid4vp');
     assert.match(read.result.failureMessage, /nonce/);
+  });
+
+  test("an operator's CA → intermediate → leaf chain: the holder trusting the CA accepts the request, no other", async () => {
+    const session = await createSession(operator.app);
+    const client = holderClient([operator.rootPem]);
+    const resolved = await resolve(session.openid4vpUri, client);
+    assert.equal(resolved.client.prefix, 'x509_san_dns');
+    const header = resolved.jar!.jwt.header as { x5c?: string[] };
+    assert.equal(header.x5c?.length, 2, 'leaf and intermediate, the root left to the wallet');
+    // The sandbox certificate's holder, and the operator's own service certificate, are not the CA.
+    await assert.rejects(resolve(session.openid4vpUri, holderClient([anchor])));
+    // Its status list is the operator service's own: a sandbox credential may only name those.
+    const credential = await exportCredentialFor(operator.baseUrl);
+    const presentation = await present(resolved, { credential });
+    const reply = await submit(client, resolved, { student_credential: [presentation] });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    const read = await status(session.sessionId);
+    assert.deepEqual([read.status, read.result.verified, read.result.protocol], ['completed', true, 'openid4vp']);
   });
 
   test('same-device: the response redirects to the portal with a response_code', async () => {
