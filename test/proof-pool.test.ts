@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { threadId } from 'node:worker_threads';
 import { ProofPool, ProofPoolBusyError } from '../src/proofs/worker/pool.ts';
@@ -50,6 +52,26 @@ describe('ProofPool', () => {
   });
 });
 
+// Building a Groth16 proof (snarkjs) in a pool thread runs in a process of its own. In this file's
+// process, where two more pools start and stop after it, terminating a thread that had run
+// snarkjs corrupted Node 20's heap in 3 of 10 runs (free(): invalid pointer, a V8 fatal error in
+// concurrent marking); without that one test, 0 of 10; in a process that builds, closes and exits,
+// 0 of 24. The child's exit status is asserted too: a crash there still fails the test.
+test('a Groth16 presentation built by the sandbox wallet is built by the pool, and verifies', () => {
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./support/pool-groth16-build.ts', import.meta.url))],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+  assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)!), {
+    built: 200,
+    builtByPool: 1,
+    consented: 200,
+    answered: 200,
+    verified: true,
+  });
+});
+
 forEachDialect('heavy proof work off the event loop', (dialect) => {
   let h: Harness;
   let sandbox: Tenant;
@@ -84,22 +106,6 @@ forEachDialect('heavy proof work off the event loop', (dialect) => {
     const built = await buildBbs(s);
     assert.equal(built.statusCode, 200, built.body);
     assert.equal(pool().completed, before + 1);
-  });
-
-  test('a Groth16 presentation built by the sandbox wallet is built by the pool, and verifies', async () => {
-    const s = await createSession(h, sandbox);
-    const before = pool().completed;
-    const built = await h.app.inject({
-      method: 'POST',
-      url: '/wallet/sandbox/presentation',
-      payload: { sessionId: s.sessionId, nonce: s.challengeNonce, format: 'groth16', student: STUDENT },
-    });
-    assert.equal(built.statusCode, 200, built.body);
-    assert.equal(pool().completed, before + 1);
-    assert.equal((await consent(h, s)).statusCode, 200);
-    const res = await submit(h, s, 'groth16', built.json().data.presentation);
-    assert.equal(res.statusCode, 200, res.body);
-    assert.equal(res.json().data.verified, true);
   });
 
   test('a BBS presentation submitted by a wallet is verified by the pool', async () => {
