@@ -14,6 +14,7 @@ import {
 import type { ServiceDeps } from '../services/deps.ts';
 import { redactSessionForCaller } from '../services/redaction.ts';
 import { cancelSession, createSession, listSessionsFor, sessionForCaller, sessionView } from '../services/sessions.ts';
+import { createdSessionJson, sendJson, sessionJson, sessionListJson } from './session-json.ts';
 import { ClaimNameSchema, CreatedSessionSchema, SessionSchema, SessionStatusSchema } from './session-schemas.ts';
 
 const tags = ['Verification sessions'];
@@ -66,7 +67,7 @@ export const sessionRoutes =
       },
       handler: async (request, reply) => {
         const session = await createSession(deps, principalOf(request), request.body);
-        return reply.status(201).send({ success: true as const, data: sessionView(session, deps) as never });
+        return sendJson(reply, createdSessionJson(sessionView(session, deps)), 201);
       },
     });
 
@@ -89,7 +90,7 @@ export const sessionRoutes =
           ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
         },
       },
-      handler: async (request) => {
+      handler: async (request, reply) => {
         const { appId, status, limit, startingAfter } = request.query;
         const page = await listSessionsFor(
           deps,
@@ -97,11 +98,8 @@ export const sessionRoutes =
           { appId, status },
           { limit: limit ?? 20, startingAfter },
         );
-        return {
-          success: true as const,
-          data: page.items.map((s) => sessionView(s, deps)),
-          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
-        };
+        const views = page.items.map((s) => sessionView(s, deps));
+        return sendJson(reply, sessionListJson(views, page));
       },
     });
 
@@ -119,13 +117,11 @@ export const sessionRoutes =
           ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found'),
         },
       },
-      handler: async (request) => ({
-        success: true as const,
-        data: sessionView(
-          await sessionForCaller(deps, principalOf(request), request.params.sessionId, request.prefetchedSession),
-          deps,
-        ),
-      }),
+      handler: async (request, reply) => {
+        const { sessionId } = request.params;
+        const session = await sessionForCaller(deps, principalOf(request), sessionId, request.prefetchedSession);
+        return sendJson(reply, sessionJson(sessionView(session, deps)));
+      },
     });
 
     app.post('/verification/v1/sessions/:sessionId/cancel', {
@@ -140,10 +136,10 @@ export const sessionRoutes =
           ...errorResponses(...AUTHENTICATED_ERRORS, ...POST_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
         },
       },
-      handler: async (request) => ({
-        success: true as const,
-        data: sessionView(await cancelSession(deps, principalOf(request), request.params.sessionId), deps),
-      }),
+      handler: async (request, reply) => {
+        const session = await cancelSession(deps, principalOf(request), request.params.sessionId);
+        return sendJson(reply, sessionJson(sessionView(session, deps)));
+      },
     });
 
     app.post('/verification/v1/sessions/:sessionId/redact', {
@@ -160,9 +156,9 @@ export const sessionRoutes =
           ...errorResponses(...AUTHENTICATED_ERRORS, ...POST_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
         },
       },
-      handler: async (request) => ({
-        success: true as const,
-        data: sessionView(await redactSessionForCaller(deps, principalOf(request), request.params.sessionId), deps),
-      }),
+      handler: async (request, reply) => {
+        const session = await redactSessionForCaller(deps, principalOf(request), request.params.sessionId);
+        return sendJson(reply, sessionJson(sessionView(session, deps)));
+      },
     });
   };
