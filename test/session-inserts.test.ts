@@ -56,6 +56,32 @@ forEachDialect('session inserts, grouped', (dialect) => {
     );
   });
 
+  test('inserts from separate callbacks of one event-loop turn share one statement', async () => {
+    // What requests read in the same turn look like: each arrives in a callback of its own.
+    let statements = 0;
+    // Every statement run through this Db, prepared or built, passes transformResult.
+    const counting = db.store.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements++;
+        return args.result;
+      },
+    });
+    const inserts = new SessionInserts(counting);
+    const sessions = Array.from({ length: 3 }, () => session());
+    const done = await new Promise<Array<Promise<void>>>((resolve) => {
+      const pending: Array<Promise<void>> = [];
+      for (const s of sessions)
+        setImmediate(() => {
+          pending.push(inserts.insert(s));
+          if (pending.length === sessions.length) resolve(pending);
+        });
+    });
+    await Promise.all(done);
+    assert.equal(statements, 1);
+    for (const s of sessions) assert.deepEqual(await findSession(db.store.db, s.id), s);
+  });
+
   test('a row that cannot be written fails its own caller only', async () => {
     const inserts = new SessionInserts(db.store.db);
     const existing = session();

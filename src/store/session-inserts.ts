@@ -12,13 +12,14 @@ interface Pending {
 }
 
 /**
- * Group commit for new sessions. An insert starts at once when none is running; those that arrive
- * while one is (on PostgreSQL, a round trip and a commit) wait and go together in the next
- * multi-row INSERT, one statement and one commit for all of them. No insert waits for a timer, and
- * each caller's promise settles only once its row is committed, as with a single INSERT. If a
- * batch fails, each of its sessions is inserted alone, so one bad row fails only its own caller.
- * On SQLite a write takes no round trip, so only inserts that arrive in the same turn of the
- * event loop are grouped.
+ * Group commit for new sessions. The first insert of a group starts at the end of the event
+ * loop's turn (setImmediate, no timer), so the requests read in the same turn go together; those
+ * that arrive while a group is being written (on PostgreSQL, a round trip and a commit) wait and go
+ * in the next one. One multi-row INSERT and one commit per group: on SQLite, where a write takes
+ * no round trip, a commit writes the changed pages of the table and its indexes to the WAL, about
+ * as many for ten rows as for one. Each caller's promise settles only once its row is committed,
+ * as with a single INSERT. If a group fails, each of its sessions is inserted alone, so one bad
+ * row fails only its own caller.
  */
 export class SessionInserts {
   readonly #db: Db;
@@ -32,12 +33,16 @@ export class SessionInserts {
   insert(session: Session): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ session, resolve, reject });
-      if (!this.#running) void this.#drain();
+      if (this.#running) return;
+      // The first insert waits for the end of this turn of the event loop: every request whose
+      // body was read in the same turn (under load, several) joins it in one statement and one
+      // commit. No timer: the wait is the rest of the turn, a few microseconds.
+      this.#running = true;
+      setImmediate(() => void this.#drain());
     });
   }
 
   async #drain(): Promise<void> {
-    this.#running = true;
     try {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, MAX_BATCH);
