@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { hkdfSync } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { ID_PREFIXES, isId, newId } from '../src/domain/ids.ts';
+import { ID_PREFIXES, isId, newId, pooledRandomBytes } from '../src/domain/ids.ts';
+import { newChallengeNonce } from '../src/services/sessions.ts';
 import { TestClock } from '../src/domain/clock.ts';
 import { requestNonce, requestToken, responseCode } from '../src/services/openid4vp/session-secrets.ts';
 
@@ -28,6 +29,38 @@ describe('ids from the pooled random bytes', () => {
     const chars = new Set<string>();
     for (let i = 0; i < 500; i++) for (const c of newId('request').slice(ID_PREFIXES.request.length + 10)) chars.add(c);
     assert.equal(chars.size, 32);
+  });
+});
+
+describe('challenge nonces from the pooled random bytes', () => {
+  test('are 256 bits, never repeat, and share no bytes with the ids drawn between them', () => {
+    const nonces = new Set<string>();
+    const bytes: Buffer[] = [];
+    // 32 bytes per nonce and 16 per id: 3000 rounds refill the pool about 35 times.
+    for (let i = 0; i < 3000; i++) {
+      const nonce = newChallengeNonce();
+      assert.match(nonce, /^nonce_[A-Za-z0-9_-]{43}$/);
+      assert.ok(!nonces.has(nonce), `repeated: ${nonce}`);
+      nonces.add(nonce);
+      bytes.push(Buffer.from(nonce.slice('nonce_'.length), 'base64url'));
+      newId('session');
+    }
+    // No 8-byte window of one nonce appears in another: a byte of the pool is handed out once.
+    const windows = new Set<string>();
+    for (const b of bytes)
+      for (let i = 0; i + 8 <= b.length; i += 8) {
+        const w = b.subarray(i, i + 8).toString('hex');
+        assert.ok(!windows.has(w), 'pooled bytes handed out twice');
+        windows.add(w);
+      }
+  });
+
+  test('a copy: changing one value changes nothing drawn after it', () => {
+    const a = pooledRandomBytes(32);
+    a.fill(0);
+    const b = pooledRandomBytes(32);
+    assert.notDeepEqual(b, Buffer.alloc(32));
+    assert.throws(() => pooledRandomBytes(4097), RangeError);
   });
 });
 

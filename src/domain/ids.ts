@@ -32,20 +32,35 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-// Random bytes for ids come from a pool filled 4 KiB at a time, each byte used once: one call to
-// the CSPRNG per 256 ids instead of one per id (a per-request cost: every request gets an id).
+// Random bytes for ids and per-request secrets come from a pool filled 4 KiB at a time, each byte
+// used once: one call to the CSPRNG per 4 KiB instead of one per value (every request gets an id,
+// every new session a nonce). The bytes are the CSPRNG's either way; only the calls are fewer.
 const POOL_SIZE = 4096;
 const pool = Buffer.alloc(POOL_SIZE);
 let poolOffset = POOL_SIZE;
 
-function randomPart(length: number): string {
+/** The offset in `pool` of `length` fresh bytes, taken: never handed out again. */
+function take(length: number): number {
+  if (length > POOL_SIZE) throw new RangeError(`at most ${POOL_SIZE} pooled random bytes at a time`);
   if (poolOffset + length > POOL_SIZE) {
     randomFillSync(pool);
     poolOffset = 0;
   }
-  let out = '';
-  for (let i = 0; i < length; i++) out += ALPHABET[pool[poolOffset + i]! & 31];
+  const offset = poolOffset;
   poolOffset += length;
+  return offset;
+}
+
+/** `length` bytes from the CSPRNG, through the pool: a copy, the pool's bytes are not reused. */
+export function pooledRandomBytes(length: number): Buffer {
+  const offset = take(length);
+  return Buffer.from(pool.subarray(offset, offset + length));
+}
+
+function randomPart(length: number): string {
+  const offset = take(length);
+  let out = '';
+  for (let i = 0; i < length; i++) out += ALPHABET[pool[offset + i]! & 31];
   return out;
 }
 

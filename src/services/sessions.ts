@@ -1,7 +1,6 @@
 import { openid4vpUri } from './openid4vp/request.ts';
-import { randomBytes } from 'node:crypto';
 import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
-import { newId } from '../domain/ids.ts';
+import { newId, pooledRandomBytes } from '../domain/ids.ts';
 import { effectiveStatus, SESSION_TTL, type SessionStatus } from '../domain/session-state.ts';
 import { ApiError, invalidRequest, notFound } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
@@ -22,7 +21,7 @@ export interface NewSession {
 
 /** `nonce_` + 43 base64url characters: 256 random bits, unique per session. */
 export function newChallengeNonce(): string {
-  return `nonce_${randomBytes(32).toString('base64url')}`;
+  return `nonce_${pooledRandomBytes(32).toString('base64url')}`;
 }
 
 function checkedClaims(requested: string[]): ClaimName[] {
