@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
+import type { Db } from '../src/store/db.ts';
 import { claimDueDeliveries } from '../src/store/webhook-deliveries.ts';
+import { AttemptRecorder } from '../src/webhooks/attempt-recorder.ts';
 import { DEFAULT_MAX_PER_ENDPOINT, type DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
@@ -34,6 +36,23 @@ forEachDialect('webhook delivery in batches', (dialect) => {
       .select(['id', 'status', 'attempt_count', 'due_at'])
       .where('endpoint_id', '=', endpointId)
       .execute();
+
+  /** The harness's database, counting the statements of each kind run through it. */
+  const counting = () => {
+    const counts = { attemptInserts: 0, dueReads: 0 };
+    const db: Db = h.store.db.withPlugin({
+      transformQuery: ({ node }) => {
+        if (node.kind === 'InsertQueryNode' && node.into?.table.identifier.name === 'webhook_attempts')
+          counts.attemptInserts++;
+        // The claim's read of what is due: a select of deliveries joined to their endpoints.
+        if (node.kind === 'SelectQueryNode' && node.joins?.some((j) => JSON.stringify(j).includes('webhook_endpoints')))
+          counts.dueReads++;
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    });
+    return { db, counts };
+  };
 
   before(async () => {
     h = await startHarness(dialect, { WEBHOOK_RETRY_SCHEDULE: '10,60' });
@@ -203,5 +222,83 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     );
     const attempts = await h.store.db.selectFrom('webhook_attempts').select('delivery_id').execute();
     assert.equal(attempts.length, N);
+  });
+
+  test('attempts that finish in separate callbacks of one turn are recorded in one transaction', async () => {
+    await createEndpoint(h, tenant, receiver.url);
+    for (let i = 0; i < 3; i++) await emitEvent(h, tenant);
+    const now = h.clock.now();
+    const claimed = await claimDueDeliveries(h.store.db, {
+      now: now.toISOString(),
+      leaseUntil: new Date(now.getTime() + 10_000).toISOString(),
+      token: 'claim',
+      limit: 10,
+    });
+    assert.equal(claimed.length, 3);
+    const { db, counts } = counting();
+    const recorder = new AttemptRecorder({ db, clock: h.clock });
+    // As answers read in one turn arrive: each in a callback of its own.
+    const recorded = await new Promise<Array<Promise<boolean>>>((resolve) => {
+      const pending: Array<Promise<boolean>> = [];
+      for (const [i, d] of claimed.entries())
+        setImmediate(() => {
+          pending.push(
+            recorder.record({
+              deliveryId: d.id,
+              token: 'claim',
+              record: {
+                id: `att_batch${i}`,
+                workerId: 'test',
+                attempt: {
+                  attempt: 1,
+                  startedAt: now.toISOString(),
+                  durationMs: 1,
+                  statusCode: 200,
+                  outcome: 'succeeded',
+                  errorMessage: null,
+                  responseBody: 'ok',
+                  responseBodyTruncated: false,
+                },
+                next: { status: 'succeeded' },
+              },
+            }),
+          );
+          if (pending.length === claimed.length) resolve(pending);
+        });
+    });
+    assert.deepEqual(await Promise.all(recorded), [true, true, true]);
+    assert.equal(counts.attemptInserts, 1, 'one INSERT of the three attempts');
+    const statuses = await h.store.db.selectFrom('webhook_deliveries').select('status').execute();
+    assert.deepEqual(
+      statuses.map((r) => r.status),
+      ['succeeded', 'succeeded', 'succeeded'],
+    );
+  });
+
+  test('a commit of deliveries only for endpoints at their cap does not make the worker read the queue', async () => {
+    let release!: () => void;
+    receiver.setDefaultResponse({ status: 200, after: new Promise<void>((resolve) => (release = resolve)) });
+    const capped = await createEndpoint(h, tenant, receiver.url);
+    for (let i = 0; i < 4; i++) await emitEvent(h, tenant);
+    const { db, counts } = counting();
+    const w = worker({ store: { ...h.store, db }, maxPerEndpoint: 2, pollIntervalMs: 3_600_000 });
+    await w.start();
+    await within(5_000, receiver.waitForRequests(2), 'the capped endpoint to get its two sends');
+    // Twenty more commits for the capped endpoint: each woke the worker to read the queue before.
+    const readsBefore = counts.dueReads;
+    for (let i = 0; i < 20; i++) await emitEvent(h, tenant);
+    assert.equal(counts.dueReads - readsBefore, 0, 'no read of the queue for commits to a capped endpoint');
+    // A commit for another endpoint still wakes it, and its delivery goes at once.
+    const other = await h.bootstrap('sandbox');
+    const otherReceiver = await newReceiver();
+    await createEndpoint(h, other, otherReceiver.url);
+    await emitEvent(h, other);
+    await within(5_000, otherReceiver.waitForRequests(1), "the other endpoint's delivery");
+    assert.ok(counts.dueReads > readsBefore, "the other endpoint's commit woke the worker");
+    // Once its sends are answered, the capped endpoint's queue drains: nothing was lost by sleeping.
+    release();
+    await within(10_000, receiver.waitForRequests(24), 'every delivery of the capped endpoint');
+    await w.stop();
+    assert.equal((await rows(capped.id)).filter((r) => r.status === 'succeeded').length, 24);
   });
 });

@@ -57,31 +57,38 @@ export function createUnitOfWork(deps: { db: Db; clock: Clock; wakeups: Delivery
 
   return async function unitOfWork<T>(work: (w: Work) => Promise<T>): Promise<T> {
     let due = false;
+    // The endpoints of the deliveries enqueued here; unknown once deliveriesDue() was called.
+    let endpoints: Set<string> | undefined = new Set();
+    const enqueued = (deliveries: NewDelivery[]) => {
+      if (deliveries.length > 0) due = true;
+      for (const d of deliveries) endpoints?.add(d.endpointId);
+      return deliveries;
+    };
     const result = await deps.db.transaction().execute(async (trx) => {
       const w: Work = {
         db: trx,
         async record(source, type, data) {
           const event = envelope(source, type, data);
           await insertEvent(trx, event, source.orgId);
-          if ((await enqueueDeliveries(trx, event, clock)).length > 0) due = true;
+          enqueued(await enqueueDeliveries(trx, event, clock));
           return event;
         },
         async recordFor(source, type, data, endpointIds) {
           const event = envelope(source, type, data);
           await insertEvent(trx, event, source.orgId);
-          const deliveries = await enqueueFor(trx, event, endpointIds, clock);
-          if (deliveries.length > 0) due = true;
+          const deliveries = enqueued(await enqueueFor(trx, event, endpointIds, clock));
           return { event, deliveries };
         },
         deliveriesDue() {
           due = true;
+          endpoints = undefined;
         },
       };
       const value = await work(w);
-      if (due) await notifyWorkers(trx);
+      if (due) await notifyWorkers(trx, endpoints);
       return value;
     });
-    if (due) deps.wakeups.notify();
+    if (due) deps.wakeups.notify(endpoints);
     return result;
   };
 }

@@ -13,9 +13,10 @@ interface Queued {
 
 /**
  * Records finished attempts in batches (group commit): the first attempt to finish is written at
- * once, and those that finish while that transaction runs are written together by the next one.
- * An idle worker adds no delay; a busy one writes one transaction per round trip instead of one
- * per delivery. Each caller learns whether its own attempt was recorded (false: the lease was no
+ * the end of the event loop's turn, with every other that finished in that turn, and those that
+ * finish while that transaction runs are written together by the next one. An idle worker adds no
+ * timer; a busy one writes one transaction per turn or round trip instead of one per delivery (on
+ * SQLite, where a write takes no round trip, every attempt had a commit of its own before). Each caller learns whether its own attempt was recorded (false: the lease was no
  * longer its own), and a failed transaction fails every attempt in it.
  */
 export class AttemptRecorder {
@@ -37,7 +38,9 @@ export class AttemptRecorder {
       this.#queue.push({ item, resolve, reject });
       if (!this.#active) {
         this.#active = true;
-        this.#flushing = this.#flush();
+        // At the end of this turn of the event loop: the sends whose answers were read in the same
+        // turn (under load, several) share the transaction. No timer.
+        this.#flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#flush());
       }
     });
   }

@@ -53,12 +53,27 @@ export async function enqueueFor(
   return deliveries;
 }
 
+/** Most endpoint ids a wake-up names (PostgreSQL caps a payload at 8000 bytes); beyond, it names none. */
+const MAX_WAKE_ENDPOINTS = 100;
+
+/** The payload of a wake-up: the endpoints' ids, comma-separated, or '' when they are not known. */
+export function wakePayload(endpointIds?: ReadonlySet<string>): string {
+  if (!endpointIds || endpointIds.size > MAX_WAKE_ENDPOINTS) return '';
+  return [...endpointIds].join(',');
+}
+
+/** The endpoint ids a wake-up names, or undefined (any endpoint may have deliveries due). */
+export function wakeEndpoints(payload: string | undefined): ReadonlySet<string> | undefined {
+  return payload ? new Set(payload.split(',')) : undefined;
+}
+
 /**
  * Queues a wake-up for the workers of every process, inside the transaction: PostgreSQL sends it
  * at commit and drops it at rollback, so workers elsewhere wake exactly when the rows they are told
- * about are visible. A no-op where LISTEN/NOTIFY does not exist.
+ * about are visible. It names the endpoints of the new deliveries when they are known, so that a
+ * worker with all of them at its cap need not look. A no-op where LISTEN/NOTIFY does not exist.
  */
-export async function notifyWorkers(trx: Db): Promise<void> {
+export async function notifyWorkers(trx: Db, endpointIds?: ReadonlySet<string>): Promise<void> {
   if (capabilitiesOf(trx).listenNotify)
-    await sql`select pg_notify(${sql.raw(DELIVERY_CHANNEL_EXPRESSION)}, '')`.execute(trx);
+    await sql`select pg_notify(${sql.raw(DELIVERY_CHANNEL_EXPRESSION)}, ${wakePayload(endpointIds)})`.execute(trx);
 }

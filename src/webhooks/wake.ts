@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { systemClock, type Clock, type TimerHandle } from '../domain/clock.ts';
-import { DELIVERY_CHANNEL_EXPRESSION } from './outbox.ts';
+import { DELIVERY_CHANNEL_EXPRESSION, wakeEndpoints } from './outbox.ts';
 
 /**
  * Wake-ups for the delivery worker. In one process, {@link WakeSignal} lets a commit wake the
@@ -16,15 +16,19 @@ import { DELIVERY_CHANNEL_EXPRESSION } from './outbox.ts';
  * other.
  */
 export class DeliveryWakeups {
-  readonly #listeners = new Set<() => void>();
+  readonly #listeners = new Set<(endpointIds?: ReadonlySet<string>) => void>();
 
-  /** Deliveries became due: wake every subscribed worker. */
-  notify(): void {
-    for (const listener of this.#listeners) listener();
+  /**
+   * Deliveries became due: wake every subscribed worker. `endpointIds`, when known, are the
+   * endpoints they are for: a worker whose sends to all of them are at its cap may stay asleep
+   * (it claims for a capped endpoint again once half its sends there are done).
+   */
+  notify(endpointIds?: ReadonlySet<string>): void {
+    for (const listener of this.#listeners) listener(endpointIds);
   }
 
   /** @returns the unsubscribe function. */
-  subscribe(listener: () => void): () => void {
+  subscribe(listener: (endpointIds?: ReadonlySet<string>) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -84,11 +88,16 @@ const RECONNECT_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
 
 /**
  * LISTENs on the delivery channel on a dedicated connection (same settings as the pool, so the
- * same database and search_path) and calls `onNotify` for each notification. A connection that
- * fails or is lost is re-opened with backoff, and `onNotify` is called once it is back, since
- * notifications sent in between were missed. Never rejects: the worker polls meanwhile.
+ * same database and search_path) and calls `onNotify` for each notification, with the endpoint
+ * ids it names (outbox.ts wakePayload). A connection that fails or is lost is re-opened with
+ * backoff, and `onNotify` is called, naming no endpoint, once it is back, since notifications sent
+ * in between were missed. Never rejects: the worker polls meanwhile.
  */
-export async function listenForDeliveries(pool: pg.Pool, onNotify: () => void, log?: ListenLog): Promise<Listener> {
+export async function listenForDeliveries(
+  pool: pg.Pool,
+  onNotify: (endpointIds?: ReadonlySet<string>) => void,
+  log?: ListenLog,
+): Promise<Listener> {
   let client: pg.Client | undefined;
   let closed = false;
   let failures = 0;
@@ -98,7 +107,7 @@ export async function listenForDeliveries(pool: pg.Pool, onNotify: () => void, l
     const next = new pg.Client(pool.options);
     let channel: string | undefined;
     next.on('notification', (message) => {
-      if (message.channel === channel) onNotify();
+      if (message.channel === channel) onNotify(wakeEndpoints(message.payload));
     });
     next.on('error', (err) => {
       log?.warn({ err }, 'webhook wake-up listener lost its connection; reconnecting');
@@ -130,10 +139,13 @@ export async function listenForDeliveries(pool: pg.Pool, onNotify: () => void, l
     failures++;
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
-      connect().then(onNotify, (err: unknown) => {
-        log?.warn({ err }, 'webhook wake-up listener could not reconnect');
-        scheduleReconnect();
-      });
+      connect().then(
+        () => onNotify(),
+        (err: unknown) => {
+          log?.warn({ err }, 'webhook wake-up listener could not reconnect');
+          scheduleReconnect();
+        },
+      );
     }, delay);
     retryTimer.unref();
   };

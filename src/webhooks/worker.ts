@@ -166,16 +166,23 @@ export class DeliveryWorker {
     if (this.#state !== 'idle') throw new Error(`cannot start a ${this.#state} worker`);
     this.#state = 'running';
     const { store } = this.#options;
-    this.#unsubscribe = this.#options.wakeups?.subscribe(() => this.wake());
+    this.#unsubscribe = this.#options.wakeups?.subscribe((endpointIds) => this.wake(endpointIds));
     if (store.capabilities.listenNotify && store.pgPool) {
-      this.#listener = await listenForDeliveries(store.pgPool, () => this.wake(), this.#log);
+      this.#listener = await listenForDeliveries(store.pgPool, (endpointIds) => this.wake(endpointIds), this.#log);
     }
     this.#loop = this.#run();
     this.#log.info({ workerId: this.workerId }, 'webhook delivery worker started');
   }
 
-  /** New deliveries were committed: look now rather than at the next poll. */
-  wake(): void {
+  /**
+   * New deliveries were committed: look now rather than at the next poll. When they are all for
+   * endpoints this worker has at their cap (`endpointIds`), it need not look: it claims for such an
+   * endpoint again once half of its sends there are done (#release), and a claim now would read
+   * that endpoint's whole due queue to find nothing it may take. Under a burst to one endpoint that
+   * read ran on every commit.
+   */
+  wake(endpointIds?: ReadonlySet<string>): void {
+    if (endpointIds && endpointIds.size > 0 && [...endpointIds].every((id) => this.#capped.has(id))) return;
     this.#signal.notify();
   }
 
