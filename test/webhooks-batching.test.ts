@@ -44,8 +44,14 @@ forEachDialect('webhook delivery in batches', (dialect) => {
       transformQuery: ({ node }) => {
         if (node.kind === 'InsertQueryNode' && node.into?.table.identifier.name === 'webhook_attempts')
           counts.attemptInserts++;
-        // The claim's read of what is due: a select of deliveries joined to their endpoints.
-        if (node.kind === 'SelectQueryNode' && node.joins?.some((j) => JSON.stringify(j).includes('webhook_endpoints')))
+        // The claim's read of whether anything is due: one row of deliveries joined to endpoints,
+        // in no order (the claim's own candidates are ordered).
+        if (
+          node.kind === 'SelectQueryNode' &&
+          node.limit !== undefined &&
+          node.orderBy === undefined &&
+          node.joins?.some((j) => JSON.stringify(j).includes('webhook_endpoints'))
+        )
           counts.dueReads++;
         return node;
       },
@@ -300,5 +306,34 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     await within(10_000, receiver.waitForRequests(24), 'every delivery of the capped endpoint');
     await w.stop();
     assert.equal((await rows(capped.id)).filter((r) => r.status === 'succeeded').length, 24);
+  });
+
+  test('the claim that refills an endpoint back at half its cap does not first read whether anything is due', async () => {
+    let releaseFirst!: () => void;
+    let releaseRest!: () => void;
+    const rest = new Promise<void>((resolve) => (releaseRest = resolve));
+    receiver.respondWith({ status: 200, after: new Promise<void>((resolve) => (releaseFirst = resolve)) });
+    receiver.setDefaultResponse({ status: 200, after: rest });
+    const endpoint = await createEndpoint(h, tenant, receiver.url);
+    for (let i = 0; i < 6; i++) await emitEvent(h, tenant);
+    const { db, counts } = counting();
+    const w = worker({ store: { ...h.store, db }, maxPerEndpoint: 2, pollIntervalMs: 3_600_000 });
+    await w.start();
+    await within(5_000, receiver.waitForRequests(2), 'the endpoint to get its cap of two');
+    await w.settled();
+    const readsBefore = counts.dueReads;
+    // One answer in: the endpoint is at half its cap, and the worker claims one more for it.
+    releaseFirst();
+    await within(5_000, receiver.waitForRequests(3), 'the refill');
+    // That claim took the endpoint to its cap again, so the worker looked once for other
+    // endpoints' deliveries (that read is the fairness of the claims); the refill itself read nothing.
+    assert.equal(counts.dueReads - readsBefore, 1);
+    releaseRest();
+    await within(10_000, receiver.waitForRequests(6), 'the rest of the queue');
+    await w.stop();
+    assert.deepEqual(
+      (await rows(endpoint.id)).map((r) => r.status),
+      Array(6).fill('succeeded'),
+    );
   });
 });

@@ -106,6 +106,11 @@ export class DeliveryWorker {
   #loop: Promise<void> | undefined;
   /** The last claim took every free slot: more may be due, so a freed slot should wake the loop. */
   #saturated = false;
+  /**
+   * An endpoint that reached its cap is back to half of it: it likely has more due, so the next
+   * claim skips the read that only checks whether anything is due (a round trip on PostgreSQL).
+   */
+  #refilling = false;
   #listener: Listener | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
@@ -219,7 +224,9 @@ export class DeliveryWorker {
       let more = false;
       if (capacity > 0) {
         try {
-          const { batch, capped } = await this.#claim(capacity, this.#saturated);
+          const knownDue = this.#saturated || this.#refilling;
+          this.#refilling = false;
+          const { batch, capped } = await this.#claim(capacity, knownDue);
           for (const delivery of batch) this.#track(this.#deliver(delivery));
           // A full batch means more may be due; an endpoint that reached its cap may have hidden
           // other endpoints' deliveries from this claim: claim again while slots are free.
@@ -290,7 +297,10 @@ export class DeliveryWorker {
     else this.#perEndpoint.set(endpointId, left);
     if (this.#state !== 'running') return;
     const endpointRefill = this.#capped.has(endpointId) && left <= Math.floor(this.#maxPerEndpoint / 2);
-    if (endpointRefill) this.#capped.delete(endpointId);
+    if (endpointRefill) {
+      this.#capped.delete(endpointId);
+      this.#refilling = true;
+    }
     const workerRefill = this.#saturated && this.#active <= this.#maxInFlight - Math.ceil(this.#maxInFlight / 4);
     if (endpointRefill || workerRefill) this.#signal.notify();
   }
