@@ -3,6 +3,9 @@ import { hkdfSync } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { ID_PREFIXES, isId, newId, pooledRandomBytes } from '../src/domain/ids.ts';
 import { newChallengeNonce } from '../src/services/sessions.ts';
+import { openid4vpUri } from '../src/services/openid4vp/request.ts';
+import type { Session } from '../src/domain/session.ts';
+import { testConfig } from './support/harness.ts';
 import { TestClock } from '../src/domain/clock.ts';
 import { requestNonce, requestToken, responseCode } from '../src/services/openid4vp/session-secrets.ts';
 
@@ -82,5 +85,41 @@ describe('OpenID4VP values derived from a session', () => {
       assert.equal(requestToken(`nonce_other_${i}`), hkdf(`nonce_other_${i}`, 'request-token'));
     assert.deepEqual(now(), expected);
     assert.notEqual(expected.token, expected.nonce);
+  });
+});
+
+describe('openid4vpUri kept per session', () => {
+  const session = (id: string, challengeNonce = `nonce_${id}`) =>
+    ({ id, challengeNonce, requiredClaims: ['is_active_student'] }) as Session;
+  // A configuration object of its own computes afresh: the kept strings are per configuration.
+  const fresh = (config: ReturnType<typeof testConfig>, s: Session, sameDevice = false) =>
+    openid4vpUri({ ...config }, s, { sameDevice });
+
+  test('the same string as computed afresh, per flow, per challenge, and still after 12,000 others', () => {
+    const config = testConfig();
+    const s = session('sess_kept');
+    const expected = fresh(config, s);
+    assert.equal(openid4vpUri(config, s), expected);
+    assert.equal(openid4vpUri(config, s), expected);
+    assert.equal(openid4vpUri(config, s, { sameDevice: true }), fresh(config, s, true));
+    assert.notEqual(openid4vpUri(config, s, { sameDevice: true }), expected);
+    // Another challenge under the same id (never happens, but the key must not mix them).
+    const other = session('sess_kept', 'nonce_other');
+    assert.equal(openid4vpUri(config, other), fresh(config, other));
+    assert.notEqual(openid4vpUri(config, other), expected);
+    for (let i = 0; i < 12_000; i++) {
+      const x = session(`sess_${i}`);
+      assert.equal(openid4vpUri(config, x), fresh(config, x));
+    }
+    assert.equal(openid4vpUri(config, s), expected);
+  });
+
+  test('per configuration: another client identifier prefix gives its own URI', () => {
+    const s = session('sess_per_config');
+    const signed = testConfig();
+    const byValue = testConfig({ OPENID4VP_CLIENT_ID_PREFIX: 'redirect_uri' });
+    assert.match(openid4vpUri(signed, s), /request_uri=/);
+    assert.match(openid4vpUri(byValue, s), /client_id=redirect_uri/);
+    assert.equal(openid4vpUri(byValue, s), fresh(byValue, s));
   });
 });

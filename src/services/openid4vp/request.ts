@@ -117,6 +117,24 @@ function queryString(params: Record<string, unknown>): string {
  * unsigned request by value.
  */
 export function openid4vpUri(config: Config, session: Session, flow: RequestFlow = { sameDevice: false }): string {
+  // Every read of a session shows its URI, and a business polls the same session until it
+  // completes: the string is kept per configuration, bounded, oldest out first. It depends on
+  // nothing of the session that changes (its id, challenge and required claims).
+  let kept = uris.get(config);
+  if (!kept) uris.set(config, (kept = new Map<string, string>()));
+  const key = `${flow.sameDevice ? 's' : 'c'}:${session.id}:${session.challengeNonce}`;
+  const found = kept.get(key);
+  if (found !== undefined) return found;
+  const uri = buildOpenid4vpUri(config, session, flow);
+  if (kept.size >= KEPT_URIS) kept.delete(kept.keys().next().value!);
+  kept.set(key, uri);
+  return uri;
+}
+
+const KEPT_URIS = 10_000;
+const uris = new WeakMap<Config, Map<string, string>>();
+
+function buildOpenid4vpUri(config: Config, session: Session, flow: RequestFlow): string {
   const params =
     config.openid4vp.clientIdPrefix === 'x509_san_dns'
       ? {
