@@ -42,32 +42,39 @@ function allowOrigin(reply: FastifyReply, origin: string): void {
 
 export function installCors(app: FastifyInstance, origins: readonly string[]): void {
   const allowed = new Set(origins);
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  // Callback-style, as every request runs it: a preflight is answered here (and `done` not called).
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    if (!preflight(request, reply)) done();
+  });
+
+  /** Sets the CORS headers of a public route; answers a preflight and says so. */
+  function preflight(request: FastifyRequest, reply: FastifyReply): boolean {
     const route = request.routeOptions.url;
     const isPublic = route !== undefined && PUBLIC_CORS_ROUTES[route] !== undefined;
     const path = request.url.split('?')[0]!;
     const preflightMethods = request.method === 'OPTIONS' && !isPublic ? publicMethods(path) : undefined;
-    if (!isPublic && !preflightMethods) return;
+    if (!isPublic && !preflightMethods) return false;
     // The answer depends on Origin: caches must keep one per origin.
     reply.header('vary', 'Origin');
     const origin = request.headers.origin;
-    if (origin === undefined || !allowed.has(origin)) return;
+    if (origin === undefined || !allowed.has(origin)) return false;
 
     if (!preflightMethods) {
       allowOrigin(reply, origin);
-      return;
+      return false;
     }
     const requested = request.headers['access-control-request-method'];
     // An OPTIONS that is not a preflight, or one for a method the route does not answer, gets the
     // ordinary OPTIONS answer (204 with Allow) and no CORS grant.
-    if (typeof requested !== 'string' || !preflightMethods.includes(requested.toUpperCase())) return;
+    if (typeof requested !== 'string' || !preflightMethods.includes(requested.toUpperCase())) return false;
     allowOrigin(reply, origin);
-    return reply
+    reply
       .status(204)
       .header('access-control-allow-methods', preflightMethods.join(', '))
       .header('access-control-allow-headers', ALLOWED_HEADERS)
       .header('access-control-max-age', PREFLIGHT_MAX_AGE)
       .header('allow', [...preflightMethods, 'OPTIONS'].join(', '))
       .send();
-  });
+    return true;
+  }
 }

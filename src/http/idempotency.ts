@@ -78,10 +78,17 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
   const { db, clock } = deps;
   app.decorateRequest('idempotency', null);
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'POST') return;
+  // Callback-style: most requests carry no key, and an async hook costs a promise per request.
+  app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const raw = request.headers['idempotency-key'];
-    if (raw === undefined) return;
+    if (request.method !== 'POST' || raw === undefined) return done();
+    claimOrReplay(request, reply, raw).then(() => {
+      // A replay was sent: the handler does not run.
+      if (!reply.sent) done();
+    }, done);
+  });
+
+  async function claimOrReplay(request: FastifyRequest, reply: FastifyReply, raw: string | string[]): Promise<void> {
     const key = Array.isArray(raw) ? raw[0] : raw;
     if (!KEY_SHAPE.test(key))
       throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 printable characters.', {
@@ -119,26 +126,30 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
         'idempotency_conflict',
         'A request with this Idempotency-Key is still in progress; retry it shortly.',
       );
-    return reply
+    reply
       .status(existing.statusCode)
       .header('idempotent-replayed', 'true')
       .type('application/json')
       .send(existing.body);
-  });
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const claim = request.idempotency;
-    if (!claim) return payload;
+    if (!claim) return done(null, payload);
     request.idempotency = null;
-    if (reply.statusCode >= 500) await releaseIdempotency(db, claim.scope, claim.key);
-    else
-      await completeIdempotency(
-        db,
-        claim.scope,
-        claim.key,
-        reply.statusCode,
-        storableBody(String(payload), request.routeOptions.config?.secretFields),
-      );
-    return payload;
+    const settled =
+      reply.statusCode >= 500
+        ? releaseIdempotency(db, claim.scope, claim.key)
+        : completeIdempotency(
+            db,
+            claim.scope,
+            claim.key,
+            reply.statusCode,
+            storableBody(String(payload), request.routeOptions.config?.secretFields),
+          );
+    settled.then(
+      () => done(null, payload),
+      (err: Error) => done(err),
+    );
   });
 }

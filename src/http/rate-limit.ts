@@ -38,7 +38,13 @@ export function installRateLimits(app: FastifyInstance, options: { clock: Clock;
   const byKey = limiter(limits.apiKeyPerMinute);
   const heavy = limiter(limits.heavyPerMinute);
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  // Callback-style, as every request runs it; a refusal is thrown, and Fastify answers it.
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    count(request, reply);
+    done();
+  });
+
+  function count(request: FastifyRequest, reply: FastifyReply): void {
     const kind = request.routeOptions.config?.rateLimit;
     if (kind === 'none') return;
     // Keys and addresses live in different namespaces: a key id never collides with an address.
@@ -61,5 +67,5 @@ export function installRateLimits(app: FastifyInstance, options: { clock: Clock;
         { retryAfterSeconds: refused.retryAfterSeconds },
       );
     }
-  });
+  }
 }

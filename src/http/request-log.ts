@@ -3,6 +3,9 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { newId } from '../domain/ids.ts';
 import { loggableUrl } from '../logging.ts';
 
+/** The levels at which the "request received" line is written. */
+const VERBOSE_LEVELS = new Set(['debug', 'trace']);
+
 /** A request id a proxy may hand us: printable ASCII without spaces, 1 to 128 characters. */
 const INCOMING_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -40,7 +43,9 @@ export class AccessLog extends LogController {
 
   /** At debug only (off by default): the request has begun, before its body has arrived. */
   override incomingRequest(request: FastifyRequest): void {
-    request.log.debug({ method: request.method, url: loggableUrl(request.url) }, 'request received');
+    // The line's fields cost something to build even when debug is off (the default).
+    if (VERBOSE_LEVELS.has(request.log.level))
+      request.log.debug({ method: request.method, url: loggableUrl(request.url) }, 'request received');
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {

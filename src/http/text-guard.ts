@@ -102,5 +102,8 @@ function check(request: FastifyRequest): void {
 
 /** Installs the control-character check on every route, before schema validation. */
 export function installTextGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => check(request));
+  app.addHook('preValidation', (request, _reply, done) => {
+    check(request);
+    done();
+  });
 }
