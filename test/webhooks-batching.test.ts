@@ -300,7 +300,6 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     await createEndpoint(h, other, otherReceiver.url);
     await emitEvent(h, other);
     await within(5_000, otherReceiver.waitForRequests(1), "the other endpoint's delivery");
-    assert.ok(counts.dueReads > readsBefore, "the other endpoint's commit woke the worker");
     // Once its sends are answered, the capped endpoint's queue drains: nothing was lost by sleeping.
     release();
     await within(10_000, receiver.waitForRequests(24), 'every delivery of the capped endpoint');
@@ -334,6 +333,25 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     assert.deepEqual(
       (await rows(endpoint.id)).map((r) => r.status),
       Array(6).fill('succeeded'),
+    );
+  });
+
+  test('a commit of this process wakes the worker to claim at once, without first reading what is due', async () => {
+    await createEndpoint(h, tenant, receiver.url);
+    const { db, counts } = counting();
+    const w = worker({ store: { ...h.store, db }, pollIntervalMs: 3_600_000 });
+    await w.start();
+    // Started, it looked once and found nothing due.
+    await w.settled();
+    const readsBefore = counts.dueReads;
+    await emitEvent(h, tenant);
+    await within(5_000, receiver.waitForRequests(1), 'the delivery');
+    await w.stop();
+    // On PostgreSQL the same commit's NOTIFY wakes it a second time, and that wake-up, naming an
+    // endpoint it just claimed for, may read once and find nothing.
+    assert.ok(
+      counts.dueReads - readsBefore <= (dialect === 'postgres' ? 1 : 0),
+      `${counts.dueReads - readsBefore} reads of what is due`,
     );
   });
 });

@@ -107,10 +107,11 @@ export class DeliveryWorker {
   /** The last claim took every free slot: more may be due, so a freed slot should wake the loop. */
   #saturated = false;
   /**
-   * An endpoint that reached its cap is back to half of it: it likely has more due, so the next
-   * claim skips the read that only checks whether anything is due (a round trip on PostgreSQL).
+   * Deliveries are known to be due (a commit of this process woke the worker for them, or an
+   * endpoint that reached its cap is back to half of it): the next claim skips the read that only
+   * checks whether anything is due (a round trip on PostgreSQL).
    */
-  #refilling = false;
+  #knownDue = false;
   #listener: Listener | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
@@ -171,7 +172,11 @@ export class DeliveryWorker {
     if (this.#state !== 'idle') throw new Error(`cannot start a ${this.#state} worker`);
     this.#state = 'running';
     const { store } = this.#options;
-    this.#unsubscribe = this.#options.wakeups?.subscribe((endpointIds) => this.wake(endpointIds));
+    // A commit in this process that names its endpoints just made deliveries due: the claim need
+    // not first read whether anything is.
+    this.#unsubscribe = this.#options.wakeups?.subscribe((endpointIds) => {
+      if (this.wake(endpointIds) && endpointIds) this.#knownDue = true;
+    });
     if (store.capabilities.listenNotify && store.pgPool) {
       this.#listener = await listenForDeliveries(store.pgPool, (endpointIds) => this.wake(endpointIds), this.#log);
     }
@@ -186,9 +191,10 @@ export class DeliveryWorker {
    * that endpoint's whole due queue to find nothing it may take. Under a burst to one endpoint that
    * read ran on every commit.
    */
-  wake(endpointIds?: ReadonlySet<string>): void {
-    if (endpointIds && endpointIds.size > 0 && [...endpointIds].every((id) => this.#capped.has(id))) return;
+  wake(endpointIds?: ReadonlySet<string>): boolean {
+    if (endpointIds && endpointIds.size > 0 && [...endpointIds].every((id) => this.#capped.has(id))) return false;
     this.#signal.notify();
+    return true;
   }
 
   /** Stops claiming and waits for the sends in flight to finish and be recorded. */
@@ -224,8 +230,8 @@ export class DeliveryWorker {
       let more = false;
       if (capacity > 0) {
         try {
-          const knownDue = this.#saturated || this.#refilling;
-          this.#refilling = false;
+          const knownDue = this.#saturated || this.#knownDue;
+          this.#knownDue = false;
           const { batch, capped } = await this.#claim(capacity, knownDue);
           for (const delivery of batch) this.#track(this.#deliver(delivery));
           // A full batch means more may be due; an endpoint that reached its cap may have hidden
@@ -299,7 +305,7 @@ export class DeliveryWorker {
     const endpointRefill = this.#capped.has(endpointId) && left <= Math.floor(this.#maxPerEndpoint / 2);
     if (endpointRefill) {
       this.#capped.delete(endpointId);
-      this.#refilling = true;
+      this.#knownDue = true;
     }
     const workerRefill = this.#saturated && this.#active <= this.#maxInFlight - Math.ceil(this.#maxInFlight / 4);
     if (endpointRefill || workerRefill) this.#signal.notify();
