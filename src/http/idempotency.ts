@@ -82,20 +82,21 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const raw = request.headers['idempotency-key'];
     if (request.method !== 'POST' || raw === undefined) return done();
-    claimOrReplay(request, reply, raw).then(() => {
-      // A replay was sent: the handler does not run.
-      if (!reply.sent) done();
+    claimOrReplay(request, reply, raw).then((replayed) => {
+      // A replay was sent: the handler does not run, and `done` is not called.
+      if (!replayed) done();
     }, done);
   });
 
-  async function claimOrReplay(request: FastifyRequest, reply: FastifyReply, raw: string | string[]): Promise<void> {
+  /** Claims the key for this request, or answers with the stored response (true). */
+  async function claimOrReplay(request: FastifyRequest, reply: FastifyReply, raw: string | string[]): Promise<boolean> {
     const key = Array.isArray(raw) ? raw[0] : raw;
     if (!KEY_SHAPE.test(key))
       throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 printable characters.', {
         param: 'Idempotency-Key',
       });
     const scope = scopeOf(request);
-    if (!scope) return;
+    if (!scope) return false;
     const fingerprint = fingerprintOf(request);
     const now = clock.now();
     const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
@@ -108,7 +109,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
 
     if (await claimIdempotencyKey(db, scope, key, fingerprint, now.toISOString())) {
       request.idempotency = { scope, key };
-      return;
+      return false;
     }
     const existing = await findIdempotency(db, scope, key);
     if (!existing)
@@ -131,6 +132,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
       .header('idempotent-replayed', 'true')
       .type('application/json')
       .send(existing.body);
+    return true;
   }
 
   app.addHook('onSend', (request, reply, payload, done) => {
