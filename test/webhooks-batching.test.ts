@@ -59,6 +59,11 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     });
     return { db, counts };
   };
+  /** A worker on the counting database, polling only when woken. */
+  const countingWorker = (options: Parameters<typeof workerFor>[1] = {}) => {
+    const { db, counts } = counting();
+    return { w: worker({ store: { ...h.store, db }, pollIntervalMs: 3_600_000, ...options }), counts };
+  };
 
   before(async () => {
     h = await startHarness(dialect, { WEBHOOK_RETRY_SCHEDULE: '10,60' });
@@ -286,8 +291,7 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     receiver.setDefaultResponse({ status: 200, after: new Promise<void>((resolve) => (release = resolve)) });
     const capped = await createEndpoint(h, tenant, receiver.url);
     for (let i = 0; i < 4; i++) await emitEvent(h, tenant);
-    const { db, counts } = counting();
-    const w = worker({ store: { ...h.store, db }, maxPerEndpoint: 2, pollIntervalMs: 3_600_000 });
+    const { w, counts } = countingWorker({ maxPerEndpoint: 2 });
     await w.start();
     await within(5_000, receiver.waitForRequests(2), 'the capped endpoint to get its two sends');
     // Twenty more commits for the capped endpoint: each woke the worker to read the queue before.
@@ -315,8 +319,7 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     receiver.setDefaultResponse({ status: 200, after: rest });
     const endpoint = await createEndpoint(h, tenant, receiver.url);
     for (let i = 0; i < 6; i++) await emitEvent(h, tenant);
-    const { db, counts } = counting();
-    const w = worker({ store: { ...h.store, db }, maxPerEndpoint: 2, pollIntervalMs: 3_600_000 });
+    const { w, counts } = countingWorker({ maxPerEndpoint: 2 });
     await w.start();
     await within(5_000, receiver.waitForRequests(2), 'the endpoint to get its cap of two');
     await w.settled();
@@ -338,8 +341,7 @@ forEachDialect('webhook delivery in batches', (dialect) => {
 
   test('a commit of this process wakes the worker to claim at once, without first reading what is due', async () => {
     await createEndpoint(h, tenant, receiver.url);
-    const { db, counts } = counting();
-    const w = worker({ store: { ...h.store, db }, pollIntervalMs: 3_600_000 });
+    const { w, counts } = countingWorker();
     await w.start();
     // Started, it looked once and found nothing due.
     await w.settled();
