@@ -23,6 +23,11 @@ export interface DialectCapabilities {
   listenNotify: boolean;
   /** Queries can run as named prepared statements of the connection (PreparingPgClient). */
   namedStatements: boolean;
+  /**
+   * A WITH may hold an INSERT, UPDATE or DELETE … RETURNING whose rows the statement around it
+   * reads (and joins): a write and the read after it in one round trip.
+   */
+  writableCtes: boolean;
 }
 
 export const SQLITE: DialectCapabilities = {
@@ -30,12 +35,14 @@ export const SQLITE: DialectCapabilities = {
   skipLocked: false,
   listenNotify: false,
   namedStatements: false,
+  writableCtes: false,
 };
 export const POSTGRES: DialectCapabilities = {
   name: 'postgres',
   skipLocked: true,
   listenNotify: true,
   namedStatements: true,
+  writableCtes: true,
 };
 
 /** Capabilities of an open Kysely instance (migrations receive only the instance). */

@@ -1,9 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type QueryCreator } from 'kysely';
+import type { Environment } from '../domain/environment.ts';
 import type { EventEnvelope, EventType } from '../domain/events.ts';
 import type { Db } from './db.ts';
 import { capabilitiesOf } from './dialect.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
-import type { WebhookAttemptsTable, WebhookDeliveriesTable } from './schema.ts';
+import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from './schema.ts';
 import {
   canDeliveryTransition,
   CLAIMABLE,
@@ -90,6 +91,41 @@ export async function insertDeliveries(db: Db, deliveries: NewDelivery[], now: s
     .execute();
 }
 
+/** What sending a claimed delivery needs: the delivery, its endpoint and its event. */
+const CLAIM_COLUMNS = [
+  'd.id',
+  'd.attempt_count',
+  'd.lease_token',
+  'e.id as endpoint_id',
+  'e.url',
+  'e.secret',
+  'e.previous_secret',
+  'e.previous_secret_expires_at',
+  'ev.id as event_id',
+  'ev.type',
+  'ev.created_at as event_created_at',
+  'ev.app_id',
+  'ev.environment',
+  'ev.data',
+] as const;
+
+interface ClaimRow {
+  id: string;
+  attempt_count: number;
+  lease_token: string | null;
+  endpoint_id: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+  event_id: string;
+  type: string;
+  event_created_at: string;
+  app_id: string;
+  environment: Environment;
+  data: string;
+}
+
 /** A claim ranks at most this many candidates per delivery it may take. */
 const CANDIDATES_PER_SLOT = 4;
 
@@ -121,7 +157,7 @@ export async function claimDueDeliveries(
   },
 ): Promise<ClaimedDelivery[]> {
   if (claim.limit <= 0) return [];
-  const { skipLocked } = capabilitiesOf(db);
+  const { skipLocked, writableCtes } = capabilitiesOf(db);
   const perEndpoint = claim.perEndpoint ?? claim.limit;
   const busy = [...(claim.busy ?? new Map<string, number>())].filter(([, n]) => n > 0);
   const atCap = busy.filter(([, n]) => n >= perEndpoint).map(([id]) => id);
@@ -135,8 +171,10 @@ export async function claimDueDeliveries(
     if (atCap.length > 0) query = query.where('d.endpoint_id', 'not in', atCap);
     return query;
   };
-  // A read first: an idle worker polling must not take SQLite's write lock every second.
-  if (!claim.knownDue && !(await dueQuery(db).select('d.id').limit(1).executeTakeFirst())) return [];
+  // A read first where a claim locks the whole database (SQLite): an idle worker polling must not
+  // take the write lock every second. Where it locks only the rows it takes (SKIP LOCKED), a claim
+  // that finds nothing costs what the read would: one round trip, no lock, nothing written.
+  if (!claim.knownDue && !skipLocked && !(await dueQuery(db).select('d.id').limit(1).executeTakeFirst())) return [];
 
   // The oldest due deliveries of endpoints below their cap (a few times the batch, so that the
   // ranking below reads a bounded set however long the backlog), then each one's place in its
@@ -177,10 +215,8 @@ export async function claimDueDeliveries(
         .forUpdate()
         .skipLocked()
     : chosen;
-  // In a transaction although it is one statement: on SQLite it begins IMMEDIATE, so it waits for
-  // the write lock (busy_timeout) rather than fail when another process wrote since it began.
-  const claimed = await db.transaction().execute((trx) =>
-    trx
+  const claimUpdate = (q: QueryCreator<Database>) =>
+    q
       .updateTable('webhook_deliveries')
       .set((eb) => ({
         status: 'sending',
@@ -189,37 +225,37 @@ export async function claimDueDeliveries(
         attempt_count: eb('attempt_count', '+', 1),
         updated_at: claim.now,
       }))
-      .where('id', 'in', target)
-      .returning(['id'])
-      .execute(),
-  );
-  if (claimed.length === 0) return [];
-  const rows = await db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-    .innerJoin('events as ev', 'ev.id', 'd.event_id')
-    .select([
-      'd.id',
-      'd.attempt_count',
-      'd.lease_token',
-      'e.id as endpoint_id',
-      'e.url',
-      'e.secret',
-      'e.previous_secret',
-      'e.previous_secret_expires_at',
-      'ev.id as event_id',
-      'ev.type',
-      'ev.created_at as event_created_at',
-      'ev.app_id',
-      'ev.environment',
-      'ev.data',
-    ])
-    .where(
-      'd.id',
-      'in',
-      claimed.map((c) => c.id),
-    )
-    .execute();
+      .where('id', 'in', target);
+  let rows: ClaimRow[];
+  if (writableCtes) {
+    // One statement, one round trip: the UPDATE claims, the query around it reads what sending
+    // needs. A single statement is atomic on its own, so it needs no transaction.
+    rows = await db
+      .with('claimed', (q) =>
+        claimUpdate(q).returning(['id', 'attempt_count', 'lease_token', 'endpoint_id', 'event_id']),
+      )
+      .selectFrom('claimed as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .innerJoin('events as ev', 'ev.id', 'd.event_id')
+      .select(CLAIM_COLUMNS)
+      .execute();
+  } else {
+    // In a transaction although it is one statement: on SQLite it begins IMMEDIATE, so it waits
+    // for the write lock (busy_timeout) rather than fail when another process wrote since it began.
+    const claimed = await db.transaction().execute((trx) => claimUpdate(trx).returning(['id']).execute());
+    if (claimed.length === 0) return [];
+    rows = await db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .innerJoin('events as ev', 'ev.id', 'd.event_id')
+      .select(CLAIM_COLUMNS)
+      .where(
+        'd.id',
+        'in',
+        claimed.map((c) => c.id),
+      )
+      .execute();
+  }
   // A row deleted with its endpoint since the claim, or claimed again, is no longer ours.
   return rows
     .filter((row) => row.lease_token === claim.token)
