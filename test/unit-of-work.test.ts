@@ -3,7 +3,10 @@ import { after, before, describe, test } from 'node:test';
 import { EVENT_TYPES, type EventType } from '../src/domain/events.ts';
 import { expireDueSessions } from '../src/services/expiry.ts';
 import { applyResultRetention } from '../src/services/redaction.ts';
-import type { Store } from '../src/store/db.ts';
+import { createUnitOfWork } from '../src/services/unit-of-work.ts';
+import type { Db, Store } from '../src/store/db.ts';
+import type { WakeMessage } from '../src/webhooks/outbox.ts';
+import { DeliveryWakeups, listenForDeliveries } from '../src/webhooks/wake.ts';
 import type { DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession, submit } from './support/sessions.ts';
@@ -238,6 +241,82 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
     });
   }
 });
+
+forEachDialect('unit of work writes an event', (dialect) => {
+  let h: Harness;
+
+  before(async () => {
+    h = await startHarness(dialect);
+  });
+  after(() => h.close());
+
+  test('an event, its deliveries and the wake-up naming them: one statement on PostgreSQL', async () => {
+    const tenant = await h.bootstrap('sandbox');
+    const endpoints = [
+      (await createEndpoint(h, tenant, 'https://hooks.example.com/a')).id,
+      (await createEndpoint(h, tenant, 'https://hooks.example.com/b')).id,
+    ];
+    let statements = 0;
+    const db: Db = h.store.db.withPlugin({
+      transformQuery: ({ node }) => node,
+      transformResult: async ({ result }) => {
+        statements++;
+        return result;
+      },
+    });
+    const wakeups = new DeliveryWakeups();
+    const unitOfWork = createUnitOfWork({ db, clock: h.clock, wakeups });
+    const heard: WakeMessage[] = [];
+    const listener = h.store.pgPool ? await listenForDeliveries(h.store.pgPool, (m) => heard.push(m)) : undefined;
+    try {
+      const source = { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const };
+      const record = (sessionId: string) =>
+        unitOfWork((work) => work.record(source, 'verification.completed', { sessionId }));
+      // Rolled back: nothing written, and the NOTIFY queued with it is dropped.
+      await assert.rejects(
+        unitOfWork(async (work) => {
+          await work.record(source, 'verification.completed', { sessionId: 'sess_rolledback' });
+          throw new Error('the use case fails after recording');
+        }),
+        /fails after recording/,
+      );
+      statements = 0;
+      const event = await record('sess_committed');
+      // The read of the subscribers, then PostgreSQL: the event's INSERT with the deliveries' in
+      // its WITH and the NOTIFY in its RETURNING; SQLite: the two INSERTs (it has no NOTIFY).
+      assert.equal(statements, dialect === 'postgres' ? 2 : 3);
+      const deliveries = await h.store.db
+        .selectFrom('webhook_deliveries')
+        .select(['endpoint_id', 'event_id', 'status'])
+        .where('event_id', '=', event.id)
+        .execute();
+      assert.deepEqual(deliveries.map((d) => d.endpoint_id).sort(), [...endpoints].sort());
+      assert.ok(deliveries.every((d) => d.status === 'pending'));
+      const stored = await h.store.db.selectFrom('events').select(['id', 'session_id']).execute();
+      assert.deepEqual(
+        stored.map((e) => e.session_id),
+        ['sess_committed'],
+        'the rolled-back event is not stored',
+      );
+      if (listener) {
+        // Notifications arrive in commit order: the first heard is the committed event's.
+        await within(
+          5_000,
+          waitFor(() => heard.length > 0),
+          'the NOTIFY',
+        );
+        assert.deepEqual(heard[0], { endpointIds: new Set(endpoints), origin: wakeups.origin });
+      }
+    } finally {
+      await listener?.close();
+    }
+  });
+});
+
+/** Resolves once `condition` holds, checked at each turn of the event loop. */
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
 
 describe('unit of work', () => {
   test('covers every event type', () => {

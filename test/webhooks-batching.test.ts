@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
 import type { Db } from '../src/store/db.ts';
 import { claimDueDeliveries } from '../src/store/webhook-deliveries.ts';
+import { createUnitOfWork } from '../src/services/unit-of-work.ts';
 import { AttemptRecorder } from '../src/webhooks/attempt-recorder.ts';
+import { DeliveryWakeups } from '../src/webhooks/wake.ts';
 import { DEFAULT_MAX_PER_ENDPOINT, type DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
-import { createEndpoint, emitEvent, within, workerFor } from './support/webhooks.ts';
+import { completedData, createEndpoint, emitEvent, within, workerFor } from './support/webhooks.ts';
 
 /**
  * The delivery worker under load: short leases kept alive by a heartbeat, fair batched claims
@@ -44,8 +46,14 @@ forEachDialect('webhook delivery in batches', (dialect) => {
       transformQuery: ({ node }) => {
         if (node.kind === 'InsertQueryNode' && node.into?.table.identifier.name === 'webhook_attempts')
           counts.attemptInserts++;
-        // A claim being built: only its ranking of the candidates numbers rows (counted per part).
-        if (JSON.stringify(node).includes('"row_number"')) counts.claims++;
+        // A claim, counted as it starts: the statement that holds the ranking of its candidates
+        // (only a claim numbers rows). On PostgreSQL that is a SELECT with the UPDATE in its WITH;
+        // the parts of a statement pass here too as they are built, each without a WITH.
+        const claimStatement =
+          dialect === 'postgres'
+            ? node.kind === 'SelectQueryNode' && node.with !== undefined
+            : node.kind === 'UpdateQueryNode';
+        if (claimStatement && JSON.stringify(node).includes('"row_number"')) counts.claims++;
         // The claim's read of whether anything is due: one row of deliveries joined to endpoints,
         // in no order (the claim's own candidates are ordered).
         if (
@@ -392,4 +400,28 @@ forEachDialect('webhook delivery in batches', (dialect) => {
       Array(3).fill(['sending', 1]),
     );
   });
+
+  // LISTEN/NOTIFY exists on PostgreSQL only.
+  if (dialect === 'postgres') {
+    test("the NOTIFY of this process's own commit does not wake its worker a second time", async () => {
+      await createEndpoint(h, tenant, receiver.url);
+      const { w, counts } = countingWorker();
+      await w.start();
+      await w.settled();
+      const claimsBefore = counts.claims;
+      // Woken in process; the NOTIFY of the same commit comes back to its listener as an echo.
+      await emitEvent(h, tenant);
+      await within(5_000, receiver.waitForRequests(1), 'the first delivery');
+      // A commit of another process (wake-ups of their own): only its NOTIFY can wake the worker.
+      // It reaches the listener after the echo of the first, on the same connection, so once its
+      // delivery arrives the echo has been heard too.
+      const elsewhere = createUnitOfWork({ db: h.store.db, clock: h.clock, wakeups: new DeliveryWakeups() });
+      const source = { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const };
+      await elsewhere((work) => work.record(source, 'verification.completed', completedData('sess_elsewhere')));
+      await within(5_000, receiver.waitForRequests(2), 'the delivery of the other process');
+      await w.stop();
+      // One claim per commit: the echo of the first claimed nothing more.
+      assert.equal(counts.claims - claimsBefore, 2);
+    });
+  }
 });

@@ -527,7 +527,8 @@ forEachDialect('webhook delivery', (dialect) => {
     test('PostgreSQL: a commit through another connection pool wakes the worker by NOTIFY', async () => {
       await createEndpoint(h, tenant, receiver.url);
       const other = await h.testStore.openAnother();
-      const w = worker({ store: other, pollIntervalMs: 3_600_000 });
+      // Not subscribed to this process's wake-ups: only the NOTIFY can wake it.
+      const w = worker({ store: other, pollIntervalMs: 3_600_000, wakeups: undefined });
       try {
         // A first event, due before the start, is taken by the loop's first claim; once it arrives the
         // loop is waiting on a one-hour poll, and only a wake-up can make it claim the second.

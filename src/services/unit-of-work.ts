@@ -3,9 +3,8 @@ import type { Environment } from '../domain/environment.ts';
 import type { EventEnvelope, EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import type { Db } from '../store/db.ts';
-import { insertEvent } from '../store/events.ts';
 import type { NewDelivery } from '../store/webhook-deliveries.ts';
-import { enqueueDeliveries, enqueueFor, notifyWorkers } from '../webhooks/outbox.ts';
+import { notifyWorkers, subscribers, writeEvent } from '../webhooks/outbox.ts';
 import type { DeliveryWakeups } from '../webhooks/wake.ts';
 
 /** The application an event is about, and its organization. */
@@ -55,6 +54,7 @@ export function createUnitOfWork(deps: { db: Db; clock: Clock; wakeups: Delivery
     data,
   });
 
+  const { origin } = deps.wakeups;
   return async function unitOfWork<T>(work: (w: Work) => Promise<T>): Promise<T> {
     let due = false;
     // The endpoints of the deliveries enqueued here; unknown once deliveriesDue() was called.
@@ -64,28 +64,29 @@ export function createUnitOfWork(deps: { db: Db; clock: Clock; wakeups: Delivery
       for (const d of deliveries) endpoints?.add(d.endpointId);
       return deliveries;
     };
+    // Each event queues the NOTIFY naming its own deliveries' endpoints as it is written.
+    let dueUnannounced = false;
     const result = await deps.db.transaction().execute(async (trx) => {
       const w: Work = {
         db: trx,
         async record(source, type, data) {
           const event = envelope(source, type, data);
-          await insertEvent(trx, event, source.orgId);
-          enqueued(await enqueueDeliveries(trx, event, clock));
+          enqueued(await writeEvent(trx, event, source.orgId, await subscribers(trx, event), { clock, origin }));
           return event;
         },
         async recordFor(source, type, data, endpointIds) {
           const event = envelope(source, type, data);
-          await insertEvent(trx, event, source.orgId);
-          const deliveries = enqueued(await enqueueFor(trx, event, endpointIds, clock));
+          const deliveries = enqueued(await writeEvent(trx, event, source.orgId, endpointIds, { clock, origin }));
           return { event, deliveries };
         },
         deliveriesDue() {
           due = true;
+          dueUnannounced = true;
           endpoints = undefined;
         },
       };
       const value = await work(w);
-      if (due) await notifyWorkers(trx, endpoints);
+      if (dueUnannounced) await notifyWorkers(trx, undefined, origin);
       return value;
     });
     if (due) deps.wakeups.notify(endpoints);

@@ -1,3 +1,4 @@
+import type { Insertable } from 'kysely';
 import type { EventEnvelope, EventType } from '../domain/events.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
@@ -15,21 +16,23 @@ function toEnvelope(row: Omit<EventsTable, 'session_id'>): EventEnvelope {
   };
 }
 
+/** The stored row of an event, for the caller to insert, alone or in a larger statement. */
+export function eventRow(event: EventEnvelope, orgId: string): Insertable<EventsTable> {
+  return {
+    id: event.id,
+    app_id: event.appId,
+    org_id: orgId,
+    environment: event.environment,
+    type: event.event,
+    data: JSON.stringify(event.data),
+    created_at: event.createdAt,
+    // Every event about a session names it in data.sessionId (DESIGN §6); redaction finds them here.
+    session_id: typeof event.data.sessionId === 'string' ? event.data.sessionId : null,
+  };
+}
+
 export async function insertEvent(db: Db, event: EventEnvelope, orgId: string): Promise<void> {
-  await db
-    .insertInto('events')
-    .values({
-      id: event.id,
-      app_id: event.appId,
-      org_id: orgId,
-      environment: event.environment,
-      type: event.event,
-      data: JSON.stringify(event.data),
-      created_at: event.createdAt,
-      // Every event about a session names it in data.sessionId (DESIGN §6); redaction finds them here.
-      session_id: typeof event.data.sessionId === 'string' ? event.data.sessionId : null,
-    })
-    .execute();
+  await db.insertInto('events').values(eventRow(event, orgId)).execute();
 }
 
 /**

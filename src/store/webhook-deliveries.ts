@@ -69,26 +69,28 @@ export interface NewDelivery {
   eventType: EventType;
 }
 
+/** The INSERT of new deliveries, due now, for the caller to run or to put in a larger statement. */
+export function insertDeliveriesQuery(q: QueryCreator<Database>, deliveries: NewDelivery[], now: string) {
+  return q.insertInto('webhook_deliveries').values(
+    deliveries.map((d) => ({
+      id: d.id,
+      endpoint_id: d.endpointId,
+      event_id: d.eventId,
+      event_type: d.eventType,
+      status: 'pending' as const,
+      due_at: now,
+      lease_token: null,
+      attempt_count: 0,
+      created_at: now,
+      updated_at: now,
+      delivered_at: null,
+    })),
+  );
+}
+
 export async function insertDeliveries(db: Db, deliveries: NewDelivery[], now: string): Promise<void> {
   if (deliveries.length === 0) return;
-  await db
-    .insertInto('webhook_deliveries')
-    .values(
-      deliveries.map((d) => ({
-        id: d.id,
-        endpoint_id: d.endpointId,
-        event_id: d.eventId,
-        event_type: d.eventType,
-        status: 'pending' as const,
-        due_at: now,
-        lease_token: null,
-        attempt_count: 0,
-        created_at: now,
-        updated_at: now,
-        delivered_at: null,
-      })),
-    )
-    .execute();
+  await insertDeliveriesQuery(db, deliveries, now).execute();
 }
 
 /** What sending a claimed delivery needs: the delivery, its endpoint and its event. */

@@ -4,7 +4,8 @@ import type { EventEnvelope } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import type { Db } from '../store/db.ts';
 import { capabilitiesOf } from '../store/dialect.ts';
-import { insertDeliveries, type NewDelivery } from '../store/webhook-deliveries.ts';
+import { eventRow, insertEvent } from '../store/events.ts';
+import { insertDeliveries, insertDeliveriesQuery, type NewDelivery } from '../store/webhook-deliveries.ts';
 import { subscribedEndpoints } from '../store/webhooks.ts';
 
 /**
@@ -20,60 +21,96 @@ import { subscribedEndpoints } from '../store/webhooks.ts';
  */
 export const DELIVERY_CHANNEL_EXPRESSION = "left('matricula_webhooks:' || current_schema(), 63)";
 
-/**
- * Creates the deliveries of an event, one per enabled endpoint of its application subscribed to
- * it, in the caller's transaction. Waking the workers is the unit of work's business
- * (services/unit-of-work.ts), once the transaction commits.
- */
-export async function enqueueDeliveries(trx: Db, event: EventEnvelope, clock: Clock): Promise<NewDelivery[]> {
-  const endpoints = await subscribedEndpoints(trx, event.appId, event.event);
-  return enqueueFor(
-    trx,
-    event,
-    endpoints.map((e) => e.id),
-    clock,
-  );
+/** The enabled endpoints of the event's application subscribed to its type. */
+export async function subscribers(trx: Db, event: EventEnvelope): Promise<string[]> {
+  return (await subscribedEndpoints(trx, event.appId, event.event)).map((e) => e.id);
 }
 
-/** Deliveries of `event` to exactly these endpoints (a test event goes to one endpoint only). */
-export async function enqueueFor(
+/**
+ * Writes `event` and one delivery of it to each of `endpointIds` (its subscribers, or the one
+ * endpoint a test event is for), in the caller's transaction, and queues the wake-up that names
+ * those endpoints: PostgreSQL sends it at commit. Where a WITH may hold INSERTs (PostgreSQL) that
+ * is one statement, one round trip where it was three.
+ */
+export async function writeEvent(
   trx: Db,
   event: EventEnvelope,
+  orgId: string,
   endpointIds: string[],
-  clock: Clock,
+  options: { clock: Clock; origin?: string },
 ): Promise<NewDelivery[]> {
   const deliveries = endpointIds.map((endpointId) => ({
-    id: newId('delivery', clock),
+    id: newId('delivery', options.clock),
     endpointId,
     eventId: event.id,
     eventType: event.event,
   }));
-  if (deliveries.length === 0) return deliveries;
-  await insertDeliveries(trx, deliveries, clock.now().toISOString());
+  const now = options.clock.now().toISOString();
+  const { listenNotify, writableCtes } = capabilitiesOf(trx);
+  if (deliveries.length === 0) {
+    await insertEvent(trx, event, orgId);
+  } else if (writableCtes && listenNotify) {
+    const endpoints = new Set(endpointIds);
+    // The event's INSERT returns its one row through pg_notify: the NOTIFY is queued once. The
+    // deliveries' foreign key to it is checked at the end of the statement, once both are in.
+    await trx
+      .with('new_deliveries', (q) => insertDeliveriesQuery(q, deliveries, now))
+      .insertInto('events')
+      .values(eventRow(event, orgId))
+      .returning(notifyExpression(endpoints, options.origin).as('notified'))
+      .execute();
+  } else {
+    await insertEvent(trx, event, orgId);
+    await insertDeliveries(trx, deliveries, now);
+    await notifyWorkers(trx, new Set(endpointIds), options.origin);
+  }
   return deliveries;
 }
 
 /** Most endpoint ids a wake-up names (PostgreSQL caps a payload at 8000 bytes); beyond, it names none. */
 const MAX_WAKE_ENDPOINTS = 100;
 
-/** The payload of a wake-up: the endpoints' ids, comma-separated, or '' when they are not known. */
-export function wakePayload(endpointIds?: ReadonlySet<string>): string {
-  if (!endpointIds || endpointIds.size > MAX_WAKE_ENDPOINTS) return '';
-  return [...endpointIds].join(',');
+/** What a wake-up says: the endpoints of the new deliveries, and who sent it. */
+export interface WakeMessage {
+  /** The endpoint ids, or undefined: any endpoint may have deliveries due. */
+  endpointIds?: ReadonlySet<string>;
+  /**
+   * The {@link DeliveryWakeups.origin} of the process that committed: its own workers were woken
+   * in process already, and may ignore the echo.
+   */
+  origin?: string;
 }
 
-/** The endpoint ids a wake-up names, or undefined (any endpoint may have deliveries due). */
-export function wakeEndpoints(payload: string | undefined): ReadonlySet<string> | undefined {
-  return payload ? new Set(payload.split(',')) : undefined;
+/**
+ * The payload of a wake-up: `origin/ids`, the ids comma-separated, none when they are not known.
+ * Neither an origin (base64url) nor an id holds a slash or a comma.
+ */
+export function wakePayload(endpointIds?: ReadonlySet<string>, origin = ''): string {
+  const ids = !endpointIds || endpointIds.size > MAX_WAKE_ENDPOINTS ? '' : [...endpointIds].join(',');
+  return `${origin}/${ids}`;
+}
+
+/** Reads a wake-up's payload; one without a slash (an older version's) is the ids alone. */
+export function readWakePayload(payload: string | undefined): WakeMessage {
+  if (!payload) return {};
+  const slash = payload.indexOf('/');
+  const origin = slash > 0 ? payload.slice(0, slash) : undefined;
+  const ids = slash >= 0 ? payload.slice(slash + 1) : payload;
+  return { ...(ids ? { endpointIds: new Set(ids.split(',')) } : {}), ...(origin ? { origin } : {}) };
 }
 
 /**
  * Queues a wake-up for the workers of every process, inside the transaction: PostgreSQL sends it
  * at commit and drops it at rollback, so workers elsewhere wake exactly when the rows they are told
  * about are visible. It names the endpoints of the new deliveries when they are known, so that a
- * worker with all of them at its cap need not look. A no-op where LISTEN/NOTIFY does not exist.
+ * worker with all of them at its cap need not look, and its `origin` (the committing process's
+ * {@link DeliveryWakeups.origin}), so that the workers that process woke in process already need
+ * not claim again on the echo. A no-op where LISTEN/NOTIFY does not exist.
  */
-export async function notifyWorkers(trx: Db, endpointIds?: ReadonlySet<string>): Promise<void> {
-  if (capabilitiesOf(trx).listenNotify)
-    await sql`select pg_notify(${sql.raw(DELIVERY_CHANNEL_EXPRESSION)}, ${wakePayload(endpointIds)})`.execute(trx);
+export async function notifyWorkers(trx: Db, endpointIds?: ReadonlySet<string>, origin?: string): Promise<void> {
+  if (capabilitiesOf(trx).listenNotify) await sql`select ${notifyExpression(endpointIds, origin)}`.execute(trx);
+}
+
+function notifyExpression(endpointIds: ReadonlySet<string> | undefined, origin: string | undefined) {
+  return sql<void>`pg_notify(${sql.raw(DELIVERY_CHANNEL_EXPRESSION)}, ${wakePayload(endpointIds, origin)})`;
 }

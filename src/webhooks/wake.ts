@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { systemClock, type Clock, type TimerHandle } from '../domain/clock.ts';
-import { DELIVERY_CHANNEL_EXPRESSION, wakeEndpoints } from './outbox.ts';
+import { randomBytes } from 'node:crypto';
+import { DELIVERY_CHANNEL_EXPRESSION, readWakePayload, type WakeMessage } from './outbox.ts';
 
 /**
  * Wake-ups for the delivery worker. In one process, {@link WakeSignal} lets a commit wake the
@@ -16,6 +17,11 @@ import { DELIVERY_CHANNEL_EXPRESSION, wakeEndpoints } from './outbox.ts';
  * other.
  */
 export class DeliveryWakeups {
+  /**
+   * Names this channel in the NOTIFY of the commits it announces (outbox.ts wakePayload): a worker
+   * subscribed here, woken in process already, ignores the echo instead of claiming twice.
+   */
+  readonly origin = randomBytes(9).toString('base64url');
   readonly #listeners = new Set<(endpointIds?: ReadonlySet<string>) => void>();
 
   /**
@@ -89,13 +95,13 @@ const RECONNECT_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
 /**
  * LISTENs on the delivery channel on a dedicated connection (same settings as the pool, so the
  * same database and search_path) and calls `onNotify` for each notification, with the endpoint
- * ids it names (outbox.ts wakePayload). A connection that fails or is lost is re-opened with
+ * ids and the origin it names (outbox.ts wakePayload). A connection that fails or is lost is re-opened with
  * backoff, and `onNotify` is called, naming no endpoint, once it is back, since notifications sent
  * in between were missed. Never rejects: the worker polls meanwhile.
  */
 export async function listenForDeliveries(
   pool: pg.Pool,
-  onNotify: (endpointIds?: ReadonlySet<string>) => void,
+  onNotify: (message: WakeMessage) => void,
   log?: ListenLog,
 ): Promise<Listener> {
   let client: pg.Client | undefined;
@@ -107,7 +113,7 @@ export async function listenForDeliveries(
     const next = new pg.Client(pool.options);
     let channel: string | undefined;
     next.on('notification', (message) => {
-      if (message.channel === channel) onNotify(wakeEndpoints(message.payload));
+      if (message.channel === channel) onNotify(readWakePayload(message.payload));
     });
     next.on('error', (err) => {
       log?.warn({ err }, 'webhook wake-up listener lost its connection; reconnecting');
@@ -140,7 +146,7 @@ export async function listenForDeliveries(
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
       connect().then(
-        () => onNotify(),
+        () => onNotify({}),
         (err: unknown) => {
           log?.warn({ err }, 'webhook wake-up listener could not reconnect');
           scheduleReconnect();

@@ -178,7 +178,15 @@ export class DeliveryWorker {
       if (this.wake(endpointIds) && endpointIds) this.#knownDue = true;
     });
     if (store.capabilities.listenNotify && store.pgPool) {
-      this.#listener = await listenForDeliveries(store.pgPool, (endpointIds) => this.wake(endpointIds), this.#log);
+      // The echo of a commit announced on this worker's own wake-ups woke it in process already.
+      const own = this.#options.wakeups?.origin;
+      this.#listener = await listenForDeliveries(
+        store.pgPool,
+        ({ endpointIds, origin }) => {
+          if (origin === undefined || origin !== own) this.wake(endpointIds);
+        },
+        this.#log,
+      );
     }
     this.#loop = this.#run();
     this.#log.info({ workerId: this.workerId }, 'webhook delivery worker started');
