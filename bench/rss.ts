@@ -11,7 +11,9 @@
  * The requests are the session API's hot paths, three reads of a session for one creation. With
  * --json the last line is {"rss_mb_at_start", "rss_mb_after_100k", "rss_mb_after_200k", …}. The V8 heap
  * in use (the service's /metrics) is printed beside RSS: RSS alone cannot tell a leak from a heap
- * that V8 has not shrunk yet.
+ * that V8 has not shrunk yet. At each point both are read twice: as the load left them, then after
+ * a full collection in the service, made through its inspector (the service runs with
+ * `--inspect=127.0.0.1:0`): the second reading is what the process holds, garbage left out.
  */
 import { parseArgs } from 'node:util';
 import {
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
     databaseUrl: database.url,
     name: 'rss',
     compiled: values.compiled,
+    inspect: true,
   });
   try {
     const { headers, createBody } = await createTenant(database.url);
@@ -68,29 +71,34 @@ async function main(): Promise<void> {
         ? { method: 'POST', path: '/verification/v1/sessions', body: createBody }
         : { method: 'GET', path: `/verification/v1/sessions/${sessionId}` };
 
-    const atStart = service.rssMb();
-    const heapAtStart = await heapUsedMb(service.origin);
+    /** RSS and heap in use as the load left them, then after a full collection. */
+    const read = async () => {
+      const rss = service.rssMb();
+      const heap = await heapUsedMb(service.origin);
+      if (!service.collectGarbage) throw new Error('the service printed no inspector address');
+      await service.collectGarbage();
+      return { rss, heap, rssCollected: service.rssMb(), heapCollected: await heapUsedMb(service.origin) };
+    };
+    const atStart = await read();
     const first = await load('first', service, REQUESTS, CONCURRENCY, make, headers);
-    const after1 = service.rssMb();
-    const heap1 = await heapUsedMb(service.origin);
+    const after1 = await read();
     const second = await load('second', service, REQUESTS, CONCURRENCY, make, headers);
-    const after2 = service.rssMb();
-    const heap2 = await heapUsedMb(service.origin);
+    const after2 = await read();
     const round1 = (n: number) => Math.round(n * 10) / 10;
+    const row = (label: string, r: typeof atStart, rps = '', errors = '') =>
+      label.padEnd(20) +
+      [r.rss, r.heap, r.rssCollected, r.heapCollected].map((n) => n.toFixed(1).padStart(10)).join('') +
+      rps.padStart(8) +
+      errors.padStart(8);
 
     console.log(
       `\nbench/rss.ts  database=${dialect}  requests=${REQUESTS} twice  concurrency=${CONCURRENCY}  service=${values['service-root']}${values.compiled ? 'dist/main.js' : 'src/main.ts (tsx)'}\n`,
     );
-    console.log('phase                 RSS MB  heap used MB   req/s  errors');
-    console.log(`at start            ${atStart.toFixed(1).padStart(8)} ${heapAtStart.toFixed(1).padStart(13)}`);
-    console.log(
-      `after ${REQUESTS}`.padEnd(20) +
-        `${after1.toFixed(1).padStart(8)} ${heap1.toFixed(1).padStart(13)} ${first.rps.toFixed(0).padStart(7)} ${String(first.errors).padStart(7)}`,
-    );
-    console.log(
-      `after ${2 * REQUESTS}`.padEnd(20) +
-        `${after2.toFixed(1).padStart(8)} ${heap2.toFixed(1).padStart(13)} ${second.rps.toFixed(0).padStart(7)} ${String(second.errors).padStart(7)}`,
-    );
+    console.log('                        as left (MB)     after a full GC (MB)');
+    console.log('phase                      RSS      heap       RSS      heap   req/s  errors');
+    console.log(row('at start', atStart));
+    console.log(row(`after ${REQUESTS}`, after1, first.rps.toFixed(0), String(first.errors)));
+    console.log(row(`after ${2 * REQUESTS}`, after2, second.rps.toFixed(0), String(second.errors)));
     for (const r of [first, second])
       if (r.firstError) console.log(`first error of the ${r.label} 100k: ${r.firstError}`);
     if (values.json)
@@ -99,10 +107,13 @@ async function main(): Promise<void> {
           database: dialect,
           compiled: values.compiled,
           requests: REQUESTS,
-          rss_mb_at_start: round1(atStart),
-          rss_mb_after_100k: round1(after1),
-          rss_mb_after_200k: round1(after2),
-          heap_used_mb: [round1(heapAtStart), round1(heap1), round1(heap2)],
+          rss_mb_at_start: round1(atStart.rss),
+          rss_mb_after_100k: round1(after1.rss),
+          rss_mb_after_200k: round1(after2.rss),
+          heap_used_mb: [atStart, after1, after2].map((r) => round1(r.heap)),
+          // After a full collection in the service: what it holds, garbage left out.
+          rss_mb_collected: [atStart, after1, after2].map((r) => round1(r.rssCollected)),
+          heap_used_mb_collected: [atStart, after1, after2].map((r) => round1(r.heapCollected)),
           errors: first.errors + second.errors,
         }),
       );

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { Pool } from 'undici';
+import { Pool, WebSocket } from 'undici';
 import { systemClock } from '../src/domain/clock.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { openStore } from '../src/store/db.ts';
@@ -63,6 +63,35 @@ export interface ServiceProcess {
   cpuMicros(): number;
   /** SIGTERM, then waits for the exit (a --cpu-prof profile is written at exit). */
   stop(): Promise<void>;
+  /**
+   * A full garbage collection in the service, through its inspector (a service started with
+   * `inspect` only): what memory it holds, not what V8 has not collected yet.
+   */
+  collectGarbage?(): Promise<void>;
+}
+
+/** Sends one Chrome DevTools Protocol command to the inspector at `url` and waits for its answer. */
+async function inspectorCommand(url: string, method: string): Promise<void> {
+  const socket = new WebSocket(url);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.addEventListener('open', () => resolve(), { once: true });
+      socket.addEventListener('error', () => reject(new Error(`could not reach the inspector at ${url}`)), {
+        once: true,
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.addEventListener('message', (event) => {
+        const answer = JSON.parse(String(event.data)) as { id?: number; error?: { message: string } };
+        if (answer.id !== 1) return;
+        if (answer.error) reject(new Error(`${method}: ${answer.error.message}`));
+        else resolve();
+      });
+      socket.send(JSON.stringify({ id: 1, method }));
+    });
+  } finally {
+    socket.close();
+  }
 }
 
 /**
@@ -108,6 +137,8 @@ export async function startService(options: {
   env?: Record<string, string>;
   /** Run the compiled build (`node dist/main.js`, the production start) instead of src/ under tsx. */
   compiled?: boolean;
+  /** Open the inspector on a free loopback port, for {@link ServiceProcess.collectGarbage}. */
+  inspect?: boolean;
 }): Promise<ServiceProcess> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
@@ -119,7 +150,8 @@ export async function startService(options: {
   if (options.compiled && !existsSync(resolve(options.root, 'dist/main.js'))) {
     throw new Error(`${options.root} has no dist/main.js: run \`npm run build\` there first`);
   }
-  const child = spawn(process.execPath, [...profile, ...entry], {
+  const inspect = options.inspect ? ['--inspect=127.0.0.1:0'] : [];
+  const child = spawn(process.execPath, [...inspect, ...profile, ...entry], {
     cwd: options.root,
     env: {
       ...process.env,
@@ -142,6 +174,8 @@ export async function startService(options: {
   });
   const exited = once(child, 'exit');
   await waitUntilAnswering(origin, child, () => stderr);
+  // Node prints where its inspector listens first thing on standard error.
+  const inspectorUrl = /Debugger listening on (ws:\/\/\S+)/.exec(stderr)?.[1];
   return {
     child,
     origin,
@@ -150,6 +184,7 @@ export async function startService(options: {
       return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
     },
     cpuMicros: () => cpuMicrosOf(child.pid!),
+    ...(inspectorUrl ? { collectGarbage: () => inspectorCommand(inspectorUrl, 'HeapProfiler.collectGarbage') } : {}),
     stop: async () => {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
