@@ -2,6 +2,7 @@ import type { EventType } from '../domain/events.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
+import { prepareQuery } from './prepared.ts';
 import type { WebhookEndpointsTable } from './schema.ts';
 
 /** Endpoints (webhook subscriptions) of an application; deliveries live in webhook-deliveries.ts. */
@@ -133,14 +134,14 @@ export async function deleteEndpoint(db: Db, id: string): Promise<void> {
   await db.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
 }
 
+// Read for every event recorded (services/unit-of-work.ts): compiled once, a named statement on PostgreSQL.
+const enabledEndpointsOfApp = prepareQuery('enabled_endpoints_of_app', (db, p: { appId: string }) =>
+  db.selectFrom('webhook_endpoints').select(['id', 'events']).where('app_id', '=', p.appId).where('enabled', '=', 1),
+);
+
 /** Enabled endpoints of an application subscribed to `type`. */
 export async function subscribedEndpoints(db: Db, appId: string, type: EventType): Promise<Array<{ id: string }>> {
-  const rows = await db
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'events'])
-    .where('app_id', '=', appId)
-    .where('enabled', '=', 1)
-    .execute();
+  const { rows } = await enabledEndpointsOfApp.execute(db, { appId });
   // An application has a handful of endpoints: filtering the JSON list here keeps the SQL portable.
   return rows.filter((row) => (JSON.parse(row.events) as string[]).includes(type)).map((row) => ({ id: row.id }));
 }
