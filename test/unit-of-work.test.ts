@@ -300,11 +300,7 @@ forEachDialect('unit of work writes an event', (dialect) => {
       );
       if (listener) {
         // Notifications arrive in commit order: the first heard is the committed event's.
-        await within(
-          5_000,
-          waitFor(() => heard.length > 0),
-          'the NOTIFY',
-        );
+        await waitUntil(async () => heard.length > 0, 'the NOTIFY');
         assert.deepEqual(heard[0], { endpointIds: new Set(endpoints), origin: wakeups.origin });
       }
     } finally {
@@ -312,11 +308,6 @@ forEachDialect('unit of work writes an event', (dialect) => {
     }
   });
 });
-
-/** Resolves once `condition` holds, checked at each turn of the event loop. */
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('unit of work', () => {
   test('covers every event type', () => {
