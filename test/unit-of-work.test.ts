@@ -11,7 +11,7 @@ import type { DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession, submit } from './support/sessions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
-import { createEndpoint, within, workerFor } from './support/webhooks.ts';
+import { createEndpoint, waitUntil, within, workerFor } from './support/webhooks.ts';
 
 /**
  * Every use case that records an event, or makes deliveries due again, wakes the delivery workers
@@ -20,14 +20,6 @@ import { createEndpoint, within, workerFor } from './support/webhooks.ts';
  * the NOTIFY (PostgreSQL, other processes) makes these tests time out.
  */
 const HOUR_MS = 3_600_000;
-
-/** Waits for a condition on real state (the worker's records), bounded; time itself never passes here. */
-async function waitUntil(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const poll = async () => {
-    while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
-  };
-  await within(5_000, poll(), what);
-}
 
 forEachDialect('unit of work wakes the delivery workers', (dialect) => {
   let h: Harness;

@@ -8,7 +8,7 @@ import { DeliveryWakeups } from '../src/webhooks/wake.ts';
 import { DEFAULT_MAX_PER_ENDPOINT, type DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
-import { completedData, createEndpoint, emitEvent, within, workerFor } from './support/webhooks.ts';
+import { completedData, createEndpoint, emitEvent, waitUntil, within, workerFor } from './support/webhooks.ts';
 
 /**
  * The delivery worker under load: short leases kept alive by a heartbeat, fair batched claims
@@ -345,10 +345,10 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     // One answer in: the endpoint is at half its cap, and the worker claims one more for it.
     releaseFirst();
     await within(5_000, receiver.waitForRequests(3), 'the refill');
-    // That claim took the endpoint to its cap again, so the worker looked once for other
-    // endpoints' deliveries (that read is the fairness of the claims); the refill itself read nothing.
-    // PostgreSQL never reads first: a claim there locks only rows, and one finding nothing is as cheap.
-    assert.equal(counts.dueReads - readsBefore, dialect === 'postgres' ? 0 : 1);
+    // That claim took the endpoint to its cap again, but the look past it for other endpoints'
+    // deliveries (the fairness of the claims) found nothing when the worker started, and nothing
+    // woke it since: no read. PostgreSQL never reads first anyway (a claim there locks only rows).
+    assert.equal(counts.dueReads - readsBefore, 0);
     releaseRest();
     await within(10_000, receiver.waitForRequests(6), 'the rest of the queue');
     await w.stop();
@@ -356,6 +356,46 @@ forEachDialect('webhook delivery in batches', (dialect) => {
       (await rows(endpoint.id)).map((r) => r.status),
       Array(6).fill('succeeded'),
     );
+  });
+
+  test('a backlog to one capped endpoint is looked past once per wake-up or poll, not after every refill', async () => {
+    const gates = Array.from({ length: 10 }, () => {
+      let resolve!: () => void;
+      return { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+    });
+    receiver.respondWith(...gates.map((g) => ({ status: 200, after: g.promise })));
+    await createEndpoint(h, tenant, receiver.url);
+    for (let i = 0; i < 10; i++) await emitEvent(h, tenant);
+    const pollIntervalMs = 60_000;
+    const { w, counts } = countingWorker({ maxPerEndpoint: 2, pollIntervalMs });
+    const looks = () => counts.claims + counts.dueReads;
+    await w.start();
+    await within(5_000, receiver.waitForRequests(2), 'the endpoint to get its cap of two');
+    await w.settled();
+    // Started: it claimed two, then looked past the capped endpoint once and found nothing.
+    const started = looks();
+    // Each answer brings the endpoint to half its cap, and one claim refills it. A claim past the
+    // capped endpoint reads its whole backlog (the due index is in due order), and it followed
+    // every refill: two reads per refill where one does.
+    for (let i = 0; i < 4; i++) {
+      gates[i].resolve();
+      await within(5_000, receiver.waitForRequests(3 + i), `refill ${i + 1}`);
+    }
+    await w.settled();
+    assert.equal(looks() - started, 4, 'one claim per refill');
+    // A poll interval later the worker looks again (another endpoint's retry may have come due).
+    const beforePoll = looks();
+    h.clock.advance(pollIntervalMs);
+    await waitUntil(() => looks() > beforePoll, 'the claim of the poll');
+    // A commit for another endpoint wakes it, and its delivery goes at once.
+    const other = await h.bootstrap('sandbox');
+    const otherReceiver = await newReceiver();
+    await createEndpoint(h, other, otherReceiver.url);
+    await emitEvent(h, other);
+    await within(5_000, otherReceiver.waitForRequests(1), "the other endpoint's delivery");
+    for (const g of gates) g.resolve();
+    await within(10_000, receiver.waitForRequests(10), 'the rest of the backlog');
+    await w.stop();
   });
 
   test('a commit of this process wakes the worker to claim at once, without first reading what is due', async () => {

@@ -112,6 +112,14 @@ export class DeliveryWorker {
    * checks whether anything is due (a round trip on PostgreSQL).
    */
   #knownDue = false;
+  /**
+   * When (clock ms) a claim made with endpoints at their cap found nothing else it could take and
+   * capped no other endpoint: nothing beyond those endpoints' queues was due. Until a wake-up names
+   * another endpoint or a poll interval passes, a claim that takes an endpoint to its cap again
+   * need not look past it: that look reads the capped endpoints' whole backlog (the due index is in
+   * due order, not by endpoint), and under a backlog to one endpoint it followed every refill.
+   */
+  #nothingElseDueAt: number | undefined;
   #listener: Listener | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
@@ -201,6 +209,7 @@ export class DeliveryWorker {
    */
   wake(endpointIds?: ReadonlySet<string>): boolean {
     if (endpointIds && endpointIds.size > 0 && [...endpointIds].every((id) => this.#capped.has(id))) return false;
+    this.#nothingElseDueAt = undefined;
     this.#signal.notify();
     return true;
   }
@@ -240,12 +249,17 @@ export class DeliveryWorker {
         try {
           const knownDue = this.#saturated || this.#knownDue;
           this.#knownDue = false;
+          const pastCapped = [...this.#perEndpoint.values()].some((n) => n >= this.#maxPerEndpoint);
           const { batch, capped } = await this.#claim(capacity, knownDue);
           for (const delivery of batch) this.#track(this.#deliver(delivery));
           // A full batch means more may be due; an endpoint that reached its cap may have hidden
-          // other endpoints' deliveries from this claim: claim again while slots are free.
+          // other endpoints' deliveries from this claim: claim again while slots are free, unless
+          // a look past the capped endpoints found nothing since the last wake-up or poll.
           this.#saturated = batch.length === capacity;
-          more = this.#saturated || capped;
+          const now = this.#options.clock.now().getTime();
+          if (pastCapped && !this.#saturated && !capped) this.#nothingElseDueAt = now;
+          const lookedPast = this.#nothingElseDueAt !== undefined && now - this.#nothingElseDueAt < pollMs;
+          more = this.#saturated || (capped && !lookedPast);
         } catch (err) {
           // The database is unreachable or busy: try again at the next poll.
           this.#log.error({ err }, 'claiming webhook deliveries failed');

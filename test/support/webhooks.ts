@@ -100,3 +100,11 @@ export async function waitForReceiver(
     what,
   );
 }
+
+/** Waits for a condition on real state (the worker's records, its counts), bounded; time itself never passes here. */
+export async function waitUntil(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
+  const poll = async () => {
+    while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
+  };
+  await within(5_000, poll(), what);
+}
