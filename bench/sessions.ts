@@ -3,7 +3,8 @@
  * the same run with the same client: create-session (POST) and get-session (GET).
  *
  *   node --import tsx bench/sessions.ts [--requests 3000] [--concurrency 16] [--rounds 3]
- *       [--database sqlite,postgres] [--service-root DIR] [--compiled] [--cpu-prof DIR] [--json]
+ *       [--database sqlite,postgres] [--service-root DIR] [--compiled] [--cpu-prof DIR]
+ *       [--calibrate 25,50,100] [--json]
  *
  * The service runs as an operator runs it, `node --import tsx src/main.ts` (role all, default
  * logging, to /dev/null), in a process of its own; the bare server runs in a process of its own
@@ -17,6 +18,11 @@
  * hook the service installs, with no database and no key. Each round loads the service, then the bare server, for each operation; the ratio of a round is
  * service req/s ÷ bare req/s, and the figure reported is the median over the rounds. With --json
  * the last line is {"sqlite": {"get_ratio", "create_ratio", …}, "postgres": {…}, "loadavg": […]}.
+ *
+ * `--calibrate 25,50,100` then loads bare servers that spend that many microseconds of CPU on
+ * each GET before answering (a busy loop), against the plain bare server: the ratio a server
+ * reaches that does exactly that much more work per request, the scale the service's ratio reads
+ * on (`"calibration": [{"work_us", "get_ratio", "cpu_us", "bare_cpu_us"}]` in the JSON).
  * Figures are printed, never asserted: the machine is shared and noisy.
  */
 import { loadavg } from 'node:os';
@@ -44,6 +50,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     compiled: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    calibrate: { type: 'string' },
   },
 });
 const REQUESTS = Number(values.requests);
@@ -74,6 +81,58 @@ interface DialectFigures {
   errors: number;
 }
 
+/** The bodies Matricula answered, for the calibration's bare servers to answer the same. */
+let answered: { create: string; read: string } | undefined;
+
+interface Calibration {
+  /** CPU time the bare server spent on each GET before answering, beyond its own work. */
+  work_us: number;
+  /** Its req/s ÷ the plain bare server's, same client, same run. */
+  get_ratio: number;
+  cpu_us: number;
+  bare_cpu_us: number;
+}
+
+/**
+ * What ratio a bare server reaches when it does a known amount of work more per GET than the
+ * plain bare server (a busy loop of `workUs`), measured like the service: the scale the service's
+ * ratio reads on. On a machine where the client holds one core, a server that makes the client
+ * wait pays more than its own work per request (the answers wake an idle client), so the ratio falls
+ * faster than the work alone would say.
+ */
+async function calibrate(bodies: { create: string; read: string }, works: number[]): Promise<Calibration[]> {
+  const bare = await startBare(bodies.create, bodies.read);
+  const make = (): BenchRequest => ({ method: 'GET', path: '/verification/v1/sessions/calibration' });
+  const figures: Calibration[] = [];
+  try {
+    for (const workUs of works) {
+      const worked = await startBare(bodies.create, bodies.read, workUs);
+      try {
+        await load('warmup', worked, 500, CONCURRENCY, make, {});
+        await load('warmup', bare, 500, CONCURRENCY, make, {});
+        const runs: Array<[LoadResult, LoadResult]> = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          const ours = await load(`bare + ${workUs} µs get`, worked, REQUESTS, CONCURRENCY, make, {});
+          const base = await load('bare node:http get', bare, REQUESTS, CONCURRENCY, make, {});
+          runs.push([ours, base]);
+          console.log(`${row(ours)}\n${row(base)}\n  round ${round + 1} ratio ${(ours.rps / base.rps).toFixed(3)}`);
+        }
+        figures.push({
+          work_us: workUs,
+          get_ratio: round3(median(runs.map(([o, b]) => o.rps / b.rps))),
+          cpu_us: Math.round(median(runs.map(([o]) => o.cpuPerRequest))),
+          bare_cpu_us: Math.round(median(runs.map(([, b]) => b.cpuPerRequest))),
+        });
+      } finally {
+        await worked.stop();
+      }
+    }
+  } finally {
+    await bare.stop();
+  }
+  return figures;
+}
+
 const row = (r: LoadResult) =>
   `${r.label.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(8)} ${r.cpuPerRequest.toFixed(0).padStart(10)} ${String(r.errors).padStart(7)}`;
 
@@ -98,6 +157,7 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
     if (created.status !== 201) throw new Error(`create session answered ${created.status}: ${createdJson}`);
     const sessionId = (JSON.parse(createdJson) as { data: { sessionId: string } }).data.sessionId;
     const readJson = await (await fetch(`${service.origin}/verification/v1/sessions/${sessionId}`, { headers })).text();
+    answered ??= { create: createdJson, read: readJson };
     const bare = await startBare(createdJson, readJson);
     try {
       const operations: Array<[string, () => BenchRequest]> = [
@@ -171,6 +231,9 @@ async function main(): Promise<void> {
   const started = loadavg();
   const figures: Partial<Record<BenchDialect, DialectFigures>> = {};
   for (const dialect of dialects) figures[dialect] = await benchDialect(dialect);
+  const works = values.calibrate?.split(',').map(Number) ?? [];
+  if (works.some((w) => !Number.isFinite(w) || w < 0)) throw new Error('--calibrate: microseconds, e.g. 25,50,100');
+  const calibration = works.length > 0 && answered ? await calibrate(answered, works) : [];
   const ended = loadavg();
   console.log(
     `\nbench/sessions.ts  requests=${REQUESTS}  concurrency=${CONCURRENCY}  rounds=${ROUNDS}  node=${process.version}` +
@@ -186,8 +249,22 @@ async function main(): Promise<void> {
         `  ${`${f.get_cpu_us} (${f.bare_get_cpu_us})`.padStart(17)}  ${`${f.create_cpu_us} (${f.bare_create_cpu_us})`.padStart(20)}` +
         `  ${`${f.healthz_ratio.toFixed(3)} (${f.healthz_cpu_us})`.padStart(22)}  ${f.errors}`,
     );
+  if (calibration.length > 0) {
+    console.log('\ncalibration: a bare server doing more work per GET   ratio   cpu µs (bare)   cpu beyond the work');
+    for (const c of calibration)
+      console.log(
+        `  + ${String(c.work_us).padStart(4)} µs of work${' '.repeat(33)}${c.get_ratio.toFixed(3)}   ${`${c.cpu_us} (${c.bare_cpu_us})`.padStart(13)}   ${String(c.cpu_us - c.work_us - c.bare_cpu_us).padStart(19)}`,
+      );
+  }
   if (values.json)
-    console.log(JSON.stringify({ ...figures, loadavg: [round3(started[0]), round3(ended[0])], requests: REQUESTS }));
+    console.log(
+      JSON.stringify({
+        ...figures,
+        ...(calibration.length > 0 ? { calibration } : {}),
+        loadavg: [round3(started[0]), round3(ended[0])],
+        requests: REQUESTS,
+      }),
+    );
   const errors = Object.values(figures).reduce((n, f) => n + f.errors, 0);
   if (errors > 0) process.exitCode = 1;
 }

@@ -194,12 +194,21 @@ export async function startService(options: {
   };
 }
 
-/** The bare node:http baseline (bench/bare-server.ts), in a process of its own, answering the given bodies. */
-export async function startBare(createBody: string, readBody: string): Promise<ServiceProcess> {
+/**
+ * The bare node:http baseline (bench/bare-server.ts), in a process of its own, answering the given
+ * bodies; with `workUs`, after spending that much CPU time on each request.
+ */
+export async function startBare(createBody: string, readBody: string, workUs = 0): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, BARE_PORT: String(port), BARE_CREATE_BODY: createBody, BARE_READ_BODY: readBody },
+    env: {
+      ...process.env,
+      BARE_PORT: String(port),
+      BARE_CREATE_BODY: createBody,
+      BARE_READ_BODY: readBody,
+      BARE_WORK_US: String(workUs),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = once(child, 'exit');
