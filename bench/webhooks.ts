@@ -15,6 +15,8 @@
  * - drain: `--events` events committed first, with no worker running, then the worker started:
  *   deliveries/s from its start to the last receipt. Delivery alone, where the burst also counts
  *   the producers' commits, which share this process's one thread (and on PostgreSQL bound it);
+ *   and the CPU time of this process per delivery meanwhile (the receiver's included, the same for
+ *   every tree compared), which moves far less with the machine's load than deliveries/s;
  * - paced: `--paced` events at `--rate` per second: commit→receipt latency when not backlogged;
  * - fairness: `--fair` events of organization Y at 50/s to a fast endpoint, alone, then again
  *   right after organization X queued `--slow-queued` events for an endpoint that answers in
@@ -295,7 +297,9 @@ async function burstAndPaced(dialect: 'sqlite' | 'postgres') {
 }
 
 /** A backlog of `EVENTS` committed before the worker starts: how fast the worker alone drains it. */
-async function drain(dialect: 'sqlite' | 'postgres'): Promise<{ deliveriesPerSecond: number; received: number }> {
+async function drain(
+  dialect: 'sqlite' | 'postgres',
+): Promise<{ deliveriesPerSecond: number; received: number; cpuMicrosPerDelivery: number }> {
   const bench = await openBenchStore(dialect);
   const { store } = bench;
   const receiver = await startReceiver();
@@ -317,14 +321,20 @@ async function drain(dialect: 'sqlite' | 'postgres'): Promise<{ deliveriesPerSec
   );
   worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await worker.start();
   await receiver.waitFor(ids, 300_000);
+  const cpu = process.cpuUsage(cpuBefore);
   const lastReceipt = Math.max(...ids.map((id) => receiver.receivedAt.get(id) ?? 0));
   const received = ids.filter((id) => receiver.receivedAt.has(id)).length;
   await worker.stop();
   await receiver.close();
   await bench.drop();
-  return { deliveriesPerSecond: Math.round(ids.length / ((lastReceipt - started) / 1000)), received };
+  return {
+    deliveriesPerSecond: Math.round(ids.length / ((lastReceipt - started) / 1000)),
+    received,
+    cpuMicrosPerDelivery: Math.round((cpu.user + cpu.system) / ids.length),
+  };
 }
 
 /** Organization Y's fast endpoint at 50 events/s, alone, then beside organization X's slow one with a queue. */
@@ -507,9 +517,11 @@ async function main(): Promise<void> {
     if (PHASES.has('drain')) {
       const d = await drain(dialect);
       log(
-        `${dialect} drain: ${d.deliveriesPerSecond} deliveries/s from a backlog of ${EVENTS} (${d.received}/${EVENTS})`,
+        `${dialect} drain: ${d.deliveriesPerSecond} deliveries/s from a backlog of ${EVENTS} (${d.received}/${EVENTS}), ` +
+          `${d.cpuMicrosPerDelivery} µs of this process's CPU per delivery (the receiver's included)`,
       );
       out.drain_deliveries_per_s = d.deliveriesPerSecond;
+      out.drain_cpu_us_per_delivery = d.cpuMicrosPerDelivery;
     }
     if (PHASES.has('fairness')) {
       const f = await fairness(dialect);
