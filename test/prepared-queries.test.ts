@@ -76,6 +76,37 @@ forEachDialect('prepared hot-path queries', (dialect) => {
     assert.deepEqual(rows, [], 'rolled back with the transaction');
   });
 
+  test('a read outside a transaction never sees the uncommitted writes of one that is open', async () => {
+    let release!: () => void;
+    let renamed!: () => void;
+    const written = new Promise<void>((resolve) => (renamed = resolve));
+    const open = db.store.db
+      .transaction()
+      .execute(async (trx) => {
+        await trx
+          .updateTable('applications')
+          .set({ name: 'Uncommitted' })
+          .where('id', '=', org.application.id)
+          .execute();
+        renamed();
+        await new Promise<void>((resolve) => (release = resolve));
+        throw new Error('roll back');
+      })
+      .catch((err: Error) => assert.equal(err.message, 'roll back'));
+    await written;
+    // On SQLite the one connection is the open transaction's: a read on it now would see the
+    // rename, so the read waits for its turn, after the rollback.
+    const read = appsOfOrg.execute(db.store.db, { orgId: org.organization.id, name: 'Uncommitted' });
+    release();
+    await open;
+    assert.deepEqual((await read).rows, []);
+    const { rows } = await appsOfOrg.execute(db.store.db, {
+      orgId: org.organization.id,
+      name: org.application.name,
+    });
+    assert.equal(rows.length, 1, 'and once it is closed, reads see the committed state');
+  });
+
   if (dialect === 'postgres')
     test('on PostgreSQL the query runs as a named prepared statement of the connection', async () => {
       await db.store.db.connection().execute(async (conn) => {

@@ -12,7 +12,14 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import pg from 'pg';
-import { ImmediateSqliteDriver, POSTGRES, PreparingPgClient, SQLITE, type DialectCapabilities } from './dialect.ts';
+import {
+  allowDirectReads,
+  ImmediateSqliteDriver,
+  POSTGRES,
+  PreparingPgClient,
+  SQLITE,
+  type DialectCapabilities,
+} from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -54,14 +61,16 @@ function openSqlite(url: string): Store {
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
+  const driver = new ImmediateSqliteDriver({ database });
   const db = new Kysely<Database>({
     dialect: {
       createAdapter: () => new SqliteAdapter(),
-      createDriver: () => new ImmediateSqliteDriver({ database }),
+      createDriver: () => driver,
       createIntrospector: (k) => new SqliteIntrospector(k),
       createQueryCompiler: () => new SqliteQueryCompiler(),
     },
   });
+  allowDirectReads(db, driver);
   return { db, capabilities: SQLITE, close: () => db.destroy() };
 }
 

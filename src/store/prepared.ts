@@ -1,13 +1,15 @@
 import { CompiledQuery, type Compilable, type QueryResult } from 'kysely';
 import type { Db } from './db.ts';
-import { capabilitiesOf, nameStatement, type DialectCapabilities } from './dialect.ts';
+import { capabilitiesOf, nameStatement, readDirectly, type DialectCapabilities } from './dialect.ts';
 
 /**
  * A query of a hot path (authentication, the session read and insert), built with the query
  * builder as usual but compiled once per dialect instead of on every call: building and compiling
  * cost more than running the query itself on SQLite. On PostgreSQL it also runs as a named
  * prepared statement (dialect.ts PreparingPgClient); on SQLite the driver keeps every prepared
- * statement anyway. Runs on the Db it is given, so inside a transaction it runs in it.
+ * statement anyway, and a read on the store's own instance while no transaction holds the
+ * connection runs at once, outside Kysely's executor (dialect.ts readDirectly). Runs on the Db it
+ * is given, so inside a transaction it runs in it.
  */
 export interface PreparedQuery<P, Row> {
   execute(db: Db, params: P): Promise<QueryResult<Row>>;
@@ -52,6 +54,12 @@ export function prepareQuery<P extends Record<string, unknown>, Row>(
       const capabilities = capabilitiesOf(db);
       const template = templates.get(capabilities.name) ?? compile(db, capabilities);
       const parameters = template.slots.map((slot) => ('param' in slot ? params[slot.param] : slot.constant));
+      try {
+        const rows = readDirectly(db, template.sql, parameters);
+        if (rows) return Promise.resolve({ rows: rows as Row[] });
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
       return db.executeQuery<Row>(CompiledQuery.raw(template.sql, parameters));
     },
   };
