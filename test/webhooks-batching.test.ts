@@ -342,13 +342,16 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     await within(5_000, receiver.waitForRequests(2), 'the endpoint to get its cap of two');
     await w.settled();
     const readsBefore = counts.dueReads;
+    const claimsBefore = counts.claims;
     // One answer in: the endpoint is at half its cap, and the worker claims one more for it.
     releaseFirst();
     await within(5_000, receiver.waitForRequests(3), 'the refill');
     // That claim took the endpoint to its cap again, but the look past it for other endpoints'
     // deliveries (the fairness of the claims) found nothing when the worker started, and nothing
-    // woke it since: no read. PostgreSQL never reads first anyway (a claim there locks only rows).
+    // woke it since: no read first, and no second claim. (PostgreSQL never reads first: a claim
+    // there locks only rows.)
     assert.equal(counts.dueReads - readsBefore, 0);
+    assert.equal(counts.claims - claimsBefore, 1, 'the refill alone');
     releaseRest();
     await within(10_000, receiver.waitForRequests(6), 'the rest of the queue');
     await w.stop();
@@ -358,16 +361,20 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     );
   });
 
-  test('a backlog to one capped endpoint is looked past once per wake-up or poll, not after every refill', async () => {
-    const gates = Array.from({ length: 10 }, () => {
+  /** Responses held until released one by one: `gates[i].resolve()` answers the i-th request. */
+  const heldResponses = (count: number) =>
+    Array.from({ length: count }, () => {
       let resolve!: () => void;
       return { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
     });
+  const statusesOf = async (endpointId: string) => (await rows(endpointId)).map((r) => r.status);
+
+  test('a backlog to one capped endpoint is looked past once, not after every refill', async () => {
+    const gates = heldResponses(10);
     receiver.respondWith(...gates.map((g) => ({ status: 200, after: g.promise })));
-    await createEndpoint(h, tenant, receiver.url);
+    const endpoint = await createEndpoint(h, tenant, receiver.url);
     for (let i = 0; i < 10; i++) await emitEvent(h, tenant);
-    const pollIntervalMs = 60_000;
-    const { w, counts } = countingWorker({ maxPerEndpoint: 2, pollIntervalMs });
+    const { w, counts } = countingWorker({ maxPerEndpoint: 2 });
     const looks = () => counts.claims + counts.dueReads;
     await w.start();
     await within(5_000, receiver.waitForRequests(2), 'the endpoint to get its cap of two');
@@ -383,19 +390,75 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     }
     await w.settled();
     assert.equal(looks() - started, 4, 'one claim per refill');
-    // A poll interval later the worker looks again (another endpoint's retry may have come due).
-    const beforePoll = looks();
-    h.clock.advance(pollIntervalMs);
-    await waitUntil(() => looks() > beforePoll, 'the claim of the poll');
-    // A commit for another endpoint wakes it, and its delivery goes at once.
-    const other = await h.bootstrap('sandbox');
-    const otherReceiver = await newReceiver();
-    await createEndpoint(h, other, otherReceiver.url);
-    await emitEvent(h, other);
-    await within(5_000, otherReceiver.waitForRequests(1), "the other endpoint's delivery");
     for (const g of gates) g.resolve();
     await within(10_000, receiver.waitForRequests(10), 'the rest of the backlog');
     await w.stop();
+    assert.deepEqual(await statusesOf(endpoint.id), Array(10).fill('succeeded'));
+  });
+
+  test('a retry that comes due beside a capped endpoint goes within a poll interval of the last look', async () => {
+    const pollIntervalMs = 1_000;
+    const gates = heldResponses(6);
+    receiver.respondWith(...gates.map((g) => ({ status: 200, after: g.promise })));
+    const capped = await createEndpoint(h, tenant, receiver.url);
+    const other = await h.bootstrap('sandbox');
+    const retryReceiver = await newReceiver();
+    retryReceiver.respondWith({ status: 500 });
+    const retried = await createEndpoint(h, other, retryReceiver.url);
+    await emitEvent(h, other);
+    const { w } = countingWorker({ maxPerEndpoint: 2, maxInFlight: 3, pollIntervalMs, timeoutMs: 60_000 });
+    await w.start();
+    await within(5_000, retryReceiver.waitForRequests(1), 'the first attempt, answered 500');
+    await waitUntil(async () => !(await statusesOf(retried.id)).includes('sending'), 'the first attempt recorded');
+    await w.settled();
+    const dueAt = Date.parse((await rows(retried.id))[0].due_at!);
+    // The look past the capped endpoint, 950 ms before the retry comes due (no wake-up announces it).
+    h.clock.advance(dueAt - 950 - h.clock.now().getTime());
+    for (let i = 0; i < 6; i++) await emitEvent(h, tenant);
+    await within(5_000, receiver.waitForRequests(2), 'the capped endpoint to get its cap of two');
+    await w.settled();
+    // 900 ms on, an answer: the refill takes the endpoint to its cap again and skips the look.
+    h.clock.advance(900);
+    gates[0].resolve();
+    await within(5_000, receiver.waitForRequests(3), 'the refill');
+    await w.settled();
+    // 150 ms on the retry is due, and the look owed since the end of the last one's interval runs:
+    // waiting a full poll interval from the refill would leave the retry until 1,900 ms.
+    h.clock.advance(150);
+    await within(5_000, retryReceiver.waitForRequests(2), 'the retry, within the interval of the last look');
+    for (const g of gates) g.resolve();
+    await within(10_000, receiver.waitForRequests(6), "the capped endpoint's backlog");
+    await w.stop();
+    assert.deepEqual(await statusesOf(retried.id), ['succeeded']);
+    assert.deepEqual(await statusesOf(capped.id), Array(6).fill('succeeded'));
+  });
+
+  test('a commit for another endpoint makes the next claim that caps an endpoint look past it again', async () => {
+    const gates = heldResponses(12);
+    receiver.respondWith(...gates.map((g) => ({ status: 200, after: g.promise })));
+    const capped = await createEndpoint(h, tenant, receiver.url);
+    for (let i = 0; i < 12; i++) await emitEvent(h, tenant);
+    // A cap of 4 of 5 slots: one answer leaves the endpoint at 3, not back at half, so nothing
+    // refills it until a wake-up; the claim that wake-up makes ranks the 8 oldest due deliveries
+    // (4 per free slot), all the capped endpoint's, and takes it to its cap again.
+    const { w } = countingWorker({ maxPerEndpoint: 4, maxInFlight: 5 });
+    await w.start();
+    await within(5_000, receiver.waitForRequests(4), 'the endpoint to get its cap of four');
+    gates[0].resolve();
+    await waitUntil(async () => (await statusesOf(capped.id)).includes('succeeded'), 'the first answer recorded');
+    await w.settled();
+    // The new delivery is the newest, beyond those 8: only a look past the endpoint finds it. The
+    // look at the start found nothing; this commit is news since.
+    const other = await h.bootstrap('sandbox');
+    const otherReceiver = await newReceiver();
+    const fresh = await createEndpoint(h, other, otherReceiver.url);
+    await emitEvent(h, other);
+    await within(5_000, otherReceiver.waitForRequests(1), "the other endpoint's delivery");
+    for (const g of gates) g.resolve();
+    await within(10_000, receiver.waitForRequests(12), "the capped endpoint's backlog");
+    await w.stop();
+    assert.deepEqual(await statusesOf(fresh.id), ['succeeded']);
+    assert.deepEqual(await statusesOf(capped.id), Array(12).fill('succeeded'));
   });
 
   test('a commit of this process wakes the worker to claim at once, without first reading what is due', async () => {

@@ -113,13 +113,16 @@ export class DeliveryWorker {
    */
   #knownDue = false;
   /**
-   * When (clock ms) a claim made with endpoints at their cap found nothing else it could take and
-   * capped no other endpoint: nothing beyond those endpoints' queues was due. Until a wake-up names
-   * another endpoint or a poll interval passes, a claim that takes an endpoint to its cap again
-   * need not look past it: that look reads the capped endpoints' whole backlog (the due index is in
-   * due order, not by endpoint), and under a backlog to one endpoint it followed every refill.
+   * When (clock ms) a claim made with endpoints at their cap took everything else that was due (it
+   * filled no batch and capped no other endpoint): nothing beyond those endpoints' queues was due.
+   * Until a wake-up names another endpoint or a poll interval passes, a claim that takes an
+   * endpoint to its cap again need not look past it: that look reads the capped endpoints' whole
+   * backlog (the due index is in due order, not by endpoint), and under a backlog to one endpoint
+   * it followed every refill. The loop then waits no longer than the rest of that interval.
    */
   #nothingElseDueAt: number | undefined;
+  /** Counts the wake-ups that cleared {@link #nothingElseDueAt}: a claim under way when one came must not set it again. */
+  #wakeUps = 0;
   #listener: Listener | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
@@ -210,6 +213,7 @@ export class DeliveryWorker {
   wake(endpointIds?: ReadonlySet<string>): boolean {
     if (endpointIds && endpointIds.size > 0 && [...endpointIds].every((id) => this.#capped.has(id))) return false;
     this.#nothingElseDueAt = undefined;
+    this.#wakeUps++;
     this.#signal.notify();
     return true;
   }
@@ -245,21 +249,27 @@ export class DeliveryWorker {
     while (this.#state === 'running') {
       const capacity = this.#maxInFlight - this.#active;
       let more = false;
+      let waitMs = pollMs;
       if (capacity > 0) {
         try {
           const knownDue = this.#saturated || this.#knownDue;
           this.#knownDue = false;
           const pastCapped = [...this.#perEndpoint.values()].some((n) => n >= this.#maxPerEndpoint);
+          const wakeUps = this.#wakeUps;
+          const claimedAt = this.#options.clock.now().getTime();
           const { batch, capped } = await this.#claim(capacity, knownDue);
           for (const delivery of batch) this.#track(this.#deliver(delivery));
           // A full batch means more may be due; an endpoint that reached its cap may have hidden
           // other endpoints' deliveries from this claim: claim again while slots are free, unless
-          // a look past the capped endpoints found nothing since the last wake-up or poll.
+          // a look past the capped endpoints took everything else since the last wake-up or poll.
           this.#saturated = batch.length === capacity;
-          const now = this.#options.clock.now().getTime();
-          if (pastCapped && !this.#saturated && !capped) this.#nothingElseDueAt = now;
-          const lookedPast = this.#nothingElseDueAt !== undefined && now - this.#nothingElseDueAt < pollMs;
+          if (pastCapped && !this.#saturated && !capped && wakeUps === this.#wakeUps)
+            this.#nothingElseDueAt = claimedAt;
+          const sinceLook = this.#options.clock.now().getTime() - (this.#nothingElseDueAt ?? -Infinity);
+          const lookedPast = sinceLook < pollMs;
           more = this.#saturated || (capped && !lookedPast);
+          // A look skipped is a look owed at the end of its interval, whatever woke the loop since.
+          if (capped && lookedPast) waitMs = pollMs - sinceLook;
         } catch (err) {
           // The database is unreachable or busy: try again at the next poll.
           this.#log.error({ err }, 'claiming webhook deliveries failed');
@@ -268,7 +278,7 @@ export class DeliveryWorker {
         this.#saturated = true;
       }
       if (more && this.#active < this.#maxInFlight) continue;
-      await this.#signal.wait(pollMs);
+      await this.#signal.wait(waitMs);
     }
   }
 
