@@ -5,6 +5,7 @@ import { systemClock } from '../src/domain/clock.ts';
 import { hashSecret } from '../src/domain/api-key-format.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { lookupKeyByHash, lookupKeyWithSession } from '../src/store/api-keys.ts';
+import { readDirectly } from '../src/store/dialect.ts';
 import { prepareQuery } from '../src/store/prepared.ts';
 import { findSession } from '../src/store/sessions.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
@@ -74,6 +75,27 @@ forEachDialect('prepared hot-path queries', (dialect) => {
       .catch((err: Error) => assert.equal(err.message, 'roll back'));
     const { rows } = await appsOfOrg.execute(db.store.db, { orgId: org.organization.id, name: 'Renamed' });
     assert.deepEqual(rows, [], 'rolled back with the transaction');
+  });
+
+  test('on SQLite a read runs at once while the connection is free, through Kysely while it is held', async () => {
+    const text = 'select id from applications where id = ?';
+    const direct = readDirectly(db.store.db, text, [org.application.id]);
+    if (dialect === 'postgres') return assert.equal(direct, undefined, 'never on PostgreSQL');
+    assert.deepEqual(direct, [{ id: org.application.id }]);
+    await db.store.db.transaction().execute(async (trx) => {
+      await sql`select 1`.execute(trx);
+      assert.equal(readDirectly(db.store.db, text, [org.application.id]), undefined, 'held by the transaction');
+      assert.equal(
+        readDirectly(trx, text, [org.application.id]),
+        undefined,
+        'the transaction itself goes through Kysely',
+      );
+    });
+    assert.equal(
+      readDirectly(db.store.db, 'insert into applications (id) values (?) returning id', ['x']),
+      undefined,
+      'a write, even one that returns rows',
+    );
   });
 
   test('a read outside a transaction never sees the uncommitted writes of one that is open', async () => {

@@ -89,7 +89,8 @@ class StatementCachingSqliteConnection implements DatabaseConnection {
   /** Runs a read now, synchronously, on its kept statement (ImmediateSqliteDriver.readIfIdle). */
   read(text: string, parameters: readonly unknown[]): unknown[] | undefined {
     const statement = this.#prepare(text);
-    return statement.reader ? statement.all(parameters) : undefined;
+    // `reader` alone is also true of an INSERT … RETURNING: only a statement that writes nothing.
+    return statement.reader && statement.readonly ? statement.all(parameters) : undefined;
   }
 
   executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
