@@ -10,12 +10,16 @@ import { createServer } from 'node:http';
 
 const createBody = process.env.BARE_CREATE_BODY ?? '{}';
 const readBody = process.env.BARE_READ_BODY ?? '{}';
-const workNs = BigInt(Math.round(Number(process.env.BARE_WORK_US ?? 0) * 1000));
+const workUs = Number(process.env.BARE_WORK_US ?? 0);
 
+/** Spends `workUs` of this process's CPU time (not wall time: a loop descheduled spends none). */
 function work(): void {
-  if (workNs === 0n) return;
-  const until = process.hrtime.bigint() + workNs;
-  while (process.hrtime.bigint() < until);
+  if (workUs === 0) return;
+  const start = process.cpuUsage();
+  for (;;) {
+    const spent = process.cpuUsage(start);
+    if (spent.user + spent.system >= workUs) return;
+  }
 }
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];

@@ -56,6 +56,9 @@ const { values } = parseArgs({
 const REQUESTS = Number(values.requests);
 const CONCURRENCY = Number(values.concurrency);
 const ROUNDS = Number(values.rounds);
+const works =
+  values.calibrate === undefined ? [] : values.calibrate.split(',').map((w) => (w.trim() === '' ? NaN : Number(w)));
+if (works.some((w) => !Number.isFinite(w) || w < 0)) throw new Error('--calibrate: microseconds, e.g. 25,50,100');
 const dialects = values.database.split(',').map((d) => {
   if (d !== 'sqlite' && d !== 'postgres') throw new Error(`--database: sqlite or postgres, not ${d}`);
   return d as BenchDialect;
@@ -231,8 +234,6 @@ async function main(): Promise<void> {
   const started = loadavg();
   const figures: Partial<Record<BenchDialect, DialectFigures>> = {};
   for (const dialect of dialects) figures[dialect] = await benchDialect(dialect);
-  const works = values.calibrate?.split(',').map(Number) ?? [];
-  if (works.some((w) => !Number.isFinite(w) || w < 0)) throw new Error('--calibrate: microseconds, e.g. 25,50,100');
   const calibration = works.length > 0 && answered ? await calibrate(answered, works) : [];
   const ended = loadavg();
   console.log(
