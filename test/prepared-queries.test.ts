@@ -36,6 +36,25 @@ forEachDialect('prepared hot-path queries', (dialect) => {
   });
   after(() => db.drop());
 
+  test('on a Db with plugins a prepared query is built as any query: its plugins see it', async () => {
+    // Compiled once already, on the store's own instance.
+    await appsOfOrg.execute(db.store.db, { name: org.application.name, orgId: org.organization.id });
+    const seen: string[] = [];
+    const withPlugin = db.store.db.withPlugin({
+      transformQuery: ({ node }) => {
+        if (node.kind === 'SelectQueryNode') seen.push(JSON.stringify(node.from));
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    });
+    const { rows } = await appsOfOrg.execute(withPlugin, { name: org.application.name, orgId: org.organization.id });
+    assert.deepEqual(rows, [{ id: org.application.id, name: org.application.name }]);
+    assert.ok(
+      seen.some((from) => from.includes('applications')),
+      'the plugin saw the query',
+    );
+  });
+
   test('values go to their own places on every call, constants stay', async () => {
     for (const o of [org, other]) {
       const { rows } = await appsOfOrg.execute(db.store.db, { name: o.application.name, orgId: o.organization.id });

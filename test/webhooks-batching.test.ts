@@ -54,13 +54,14 @@ forEachDialect('webhook delivery in batches', (dialect) => {
             ? node.kind === 'SelectQueryNode' && node.with !== undefined
             : node.kind === 'UpdateQueryNode';
         if (claimStatement && JSON.stringify(node).includes('"row_number"')) counts.claims++;
-        // The claim's read of whether anything is due: one row of deliveries joined to endpoints,
-        // in no order (the claim's own candidates are ordered).
+        // The claim's read of whether anything is due: one row of deliveries whose endpoint is not
+        // disabled, in no order (the claim's own candidates are ordered).
         if (
           node.kind === 'SelectQueryNode' &&
           node.limit !== undefined &&
           node.orderBy === undefined &&
-          node.joins?.some((j) => JSON.stringify(j).includes('webhook_endpoints'))
+          JSON.stringify(node.from).includes('webhook_deliveries') &&
+          JSON.stringify(node.where ?? null).includes('webhook_endpoints')
         )
           counts.dueReads++;
         return node;

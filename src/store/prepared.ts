@@ -9,7 +9,8 @@ import { capabilitiesOf, nameStatement, readDirectly, type DialectCapabilities }
  * prepared statement (dialect.ts PreparingPgClient); on SQLite the driver keeps every prepared
  * statement anyway, and a read on the store's own instance while no transaction holds the
  * connection runs at once, outside Kysely's executor (dialect.ts readDirectly). Runs on the Db it
- * is given, so inside a transaction it runs in it.
+ * is given, so inside a transaction it runs in it; on a Db with plugins it is built and compiled
+ * as any query, so that the plugins see it.
  */
 export interface PreparedQuery<P, Row> {
   execute(db: Db, params: P): Promise<QueryResult<Row>>;
@@ -27,7 +28,8 @@ const PLACEHOLDER = '\u0000prepared-parameter:';
 
 /**
  * `build` receives placeholders in place of the values of `P` and must use each only where the
- * query takes a value (a comparison, an inserted value), never as a list, a limit or a name.
+ * query takes one bound value (a comparison, an inserted value, a limit, an array on PostgreSQL),
+ * never as a list of values or a name.
  */
 export function prepareQuery<P extends Record<string, unknown>, Row>(
   name: string,
@@ -51,6 +53,8 @@ export function prepareQuery<P extends Record<string, unknown>, Row>(
 
   return {
     execute(db, params) {
+      // An instance with plugins runs the query as built, for its plugins to see (and change).
+      if (db.getExecutor().plugins.length > 0) return db.executeQuery<Row>(build(db, params).compile());
       const capabilities = capabilitiesOf(db);
       const template = templates.get(capabilities.name) ?? compile(db, capabilities);
       const parameters = template.slots.map((slot) => ('param' in slot ? params[slot.param] : slot.constant));

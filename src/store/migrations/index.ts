@@ -7,6 +7,7 @@ import * as spentNonces from './0005_spent_nonces.ts';
 import * as redactionLookups from './0006_redaction_lookups.ts';
 import * as issuerTrust from './0007_issuer_trust.ts';
 import * as openid4vp from './0008_openid4vp.ts';
+import * as claimIndex from './0009_claim_index.ts';
 
 /** Every migration, in order. Names are permanent: never rename or edit one that has shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0006_redaction_lookups': redactionLookups,
   '0007_issuer_trust': issuerTrust,
   '0008_openid4vp': openid4vp,
+  '0009_claim_index': claimIndex,
 };
