@@ -11,7 +11,7 @@ import { installDrain } from './http/drain.ts';
 import { frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installRateLimits } from './http/rate-limit.ts';
-import { AccessLog, requestIdGenerator } from './http/request-log.ts';
+import { AccessLog, requestIdGenerator, requestLogger } from './http/request-log.ts';
 import { installTextGuard } from './http/text-guard.ts';
 import { completeDocument, type OpenApiDocument } from './http/openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -82,6 +82,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // At most one line per request instead of two, with the nonce stripped; by default only for
     // failed answers, every request with ACCESS_LOG=true (http/request-log.ts).
     logController: new AccessLog({ everyRequest: config.accessLog }),
+    // A request's pino child is made on its first line, and most requests write none.
+    childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimitBytes,
     // Which X-Forwarded-For to believe for request.ip, the key of the per-address rate limits.
     trustProxy: trustProxyOption(config.trustProxy),
@@ -230,6 +232,7 @@ export async function buildOperationsApp(deps: AppDeps): Promise<FastifyInstance
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : {}),
     logController: new AccessLog({ everyRequest: services.config.accessLog }),
+    childLoggerFactory: requestLogger,
     genReqId: requestIdGenerator(false),
     requestIdHeader: false,
     frameworkErrors,

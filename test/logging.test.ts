@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
 import { testConfig } from './support/harness.ts';
 import { createLogger, loggableUrl, logStartupWarnings, redactSecrets } from '../src/logging.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
@@ -256,6 +256,28 @@ forEachDialect('the access log, off by default', (dialect) => {
     assert.equal(requestLines[0].statusCode, 500);
     assert.equal(requestLines[0].url, '/test-only/fault?nonce=[redacted]');
     assert.equal(records.filter((r) => r.msg === 'request failed').length, 1, 'the error, beside it');
+  });
+
+  test("a request's child logger is made only when it writes a line", async () => {
+    const child = mock.method(logger, 'child');
+    try {
+      const s = await createSession(h, tenant);
+      const read = await h.app.inject({
+        method: 'GET',
+        url: `/verification/v1/sessions/${s.sessionId}`,
+        headers: tenant.auth,
+      });
+      assert.equal(read.statusCode, 200);
+      assert.equal((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+      assert.equal(child.mock.callCount(), 0, 'no child for requests that log nothing');
+
+      const fault = await h.app.inject({ method: 'GET', url: '/test-only/fault' });
+      assert.equal(fault.statusCode, 500);
+      assert.equal(child.mock.callCount(), 1, 'one child for the request, however many lines it writes');
+      assert.deepEqual(child.mock.calls[0].arguments[0], { reqId: fault.headers['x-request-id'] });
+    } finally {
+      child.mock.restore();
+    }
   });
 });
 

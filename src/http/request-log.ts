@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 import { newId } from '../domain/ids.ts';
 import { loggableUrl } from '../logging.ts';
 
@@ -61,5 +62,78 @@ export class AccessLog extends LogController {
     if (error) reply.log.error({ ...line, err: error }, 'request');
     else if (failed) reply.log.error(line, 'request');
     else reply.log.info(line, 'request');
+  }
+}
+
+/**
+ * Fastify's `childLoggerFactory`: each request's logger is pino's child with the request id,
+ * made on the request's first line rather than when it arrives. With the access log off (the
+ * default) most requests write no line, and a pino child costs 1.3 to 2.3 µs (its bindings
+ * serialized), a few percent of a cached read. A route with its own level or serializers gets
+ * its child at once.
+ */
+export function requestLogger(
+  this: unknown,
+  parent: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
+  if (options.level !== undefined || options.serializers !== undefined) return parent.child(bindings, options);
+  return new RequestLogger(parent, bindings);
+}
+
+/** A request's logger, pino's child made on first use (see {@link requestLogger}). */
+class RequestLogger implements FastifyBaseLogger {
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: Bindings;
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+  }
+
+  #logger(): FastifyBaseLogger {
+    return (this.#child ??= this.#parent.child(this.#bindings));
+  }
+
+  get level(): string {
+    return this.#child?.level ?? this.#parent.level;
+  }
+
+  set level(level: string) {
+    this.#logger().level = level;
+  }
+
+  fatal(obj: unknown, msg?: string, ...args: unknown[]): void {
+    this.#logger().fatal(obj, msg, ...args);
+  }
+
+  error(obj: unknown, msg?: string, ...args: unknown[]): void {
+    this.#logger().error(obj, msg, ...args);
+  }
+
+  warn(obj: unknown, msg?: string, ...args: unknown[]): void {
+    this.#logger().warn(obj, msg, ...args);
+  }
+
+  info(obj: unknown, msg?: string, ...args: unknown[]): void {
+    this.#logger().info(obj, msg, ...args);
+  }
+
+  debug(obj: unknown, msg?: string, ...args: unknown[]): void {
+    this.#logger().debug(obj, msg, ...args);
+  }
+
+  trace(obj: unknown, msg?: string, ...args: unknown[]): void {
+    this.#logger().trace(obj, msg, ...args);
+  }
+
+  silent(obj: unknown, msg?: string, ...args: unknown[]): void {
+    this.#logger().silent(obj, msg, ...args);
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#logger().child(bindings, options);
   }
 }
