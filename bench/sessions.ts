@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/sessions.ts [--requests 3000] [--concurrency 16] [--rounds 3]
  *       [--database sqlite,postgres] [--service-root DIR] [--compiled] [--cpu-prof DIR]
- *       [--calibrate 25,50,100] [--json]
+ *       [--calibrate 25,50,100] [--floor] [--json]
  *
  * The service runs as an operator runs it, `node --import tsx src/main.ts` (role all, default
  * logging, to /dev/null), in a process of its own; the bare server runs in a process of its own
@@ -23,6 +23,12 @@
  * each GET before answering (a busy loop), against the plain bare server: the ratio a server
  * reaches that does exactly that much more work per request, the scale the service's ratio reads
  * on (`"calibration": [{"work_us", "get_ratio", "cpu_us", "bare_cpu_us"}]` in the JSON).
+ *
+ * `--floor` (SQLite) adds, in each round, a bare server that before answering a GET does only
+ * what the GET cannot skip while a revoked key must be refused by the very next request: the
+ * key's SHA-256 and the one read of key, application and session, on the service's database
+ * (bench/bare-server.ts). Its ratio to the plain bare server (`floor_ratio`, `floor_cpu_us`) is
+ * the most any GET that reads its key reaches here, whatever the framework.
  * Figures are printed, never asserted: the machine is shared and noisy.
  */
 import { loadavg } from 'node:os';
@@ -51,6 +57,7 @@ const { values } = parseArgs({
     compiled: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     calibrate: { type: 'string' },
+    floor: { type: 'boolean', default: false },
   },
 });
 const REQUESTS = Number(values.requests);
@@ -81,6 +88,9 @@ interface DialectFigures {
   /** GET /healthz on the service ÷ the bare server's GET: what the framework and the hooks leave. */
   healthz_ratio: number;
   healthz_cpu_us: number;
+  /** `--floor`: a bare server that hashes the key and reads key and session, ÷ the bare server. */
+  floor_ratio?: number;
+  floor_cpu_us?: number;
   errors: number;
 }
 
@@ -162,6 +172,10 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
     const readJson = await (await fetch(`${service.origin}/verification/v1/sessions/${sessionId}`, { headers })).text();
     answered ??= { create: createdJson, read: readJson };
     const bare = await startBare(createdJson, readJson);
+    const floor =
+      values.floor && dialect === 'sqlite'
+        ? await startBare(createdJson, readJson, 0, database.url.replace(/^sqlite:/, ''))
+        : undefined;
     try {
       const operations: Array<[string, () => BenchRequest]> = [
         ['create session', () => ({ method: 'POST', path: '/verification/v1/sessions', body: createBody })],
@@ -173,6 +187,9 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
         await load('warmup', service, 500, CONCURRENCY, make, headers);
         await load('warmup', bare, 500, CONCURRENCY, make, headers);
       }
+      const getSession = operations[1][1];
+      if (floor) await load('warmup', floor, 500, CONCURRENCY, getSession, headers);
+      const floorRuns: Array<[LoadResult, LoadResult]> = [];
       const results = new Map<string, Array<[LoadResult, LoadResult]>>();
       if (!values.json)
         console.log(`\n${dialect}: operation                 req/s     p50 ms   p99 ms  cpu µs/req  errors`);
@@ -183,6 +200,13 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
           results.set(name, [...(results.get(name) ?? []), [ours, base]]);
           console.log(`${row(ours)}\n${row(base)}\n  round ${round + 1} ratio ${(ours.rps / base.rps).toFixed(3)}`);
           for (const r of [ours, base]) if (r.firstError) console.log(`  first error of ${r.label}: ${r.firstError}`);
+        }
+        if (floor) {
+          const ours = await load('floor: bare + hash + read', floor, REQUESTS, CONCURRENCY, getSession, headers);
+          const base = await load('bare node:http get session', bare, REQUESTS, CONCURRENCY, getSession, headers);
+          floorRuns.push([ours, base]);
+          console.log(`${row(ours)}\n${row(base)}\n  round ${round + 1} ratio ${(ours.rps / base.rps).toFixed(3)}`);
+          if (ours.firstError) console.log(`  first error of ${ours.label}: ${ours.firstError}`);
         }
       }
       const pick = (name: string) => {
@@ -215,10 +239,17 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
         bare_create_cpu_us: Math.round(create.bareCpu),
         healthz_ratio: round3(healthz.ratio),
         healthz_cpu_us: Math.round(healthz.cpu),
-        errors: get.errors + create.errors + healthz.errors,
+        ...(floor
+          ? {
+              floor_ratio: round3(median(floorRuns.map(([o, b]) => o.rps / b.rps))),
+              floor_cpu_us: Math.round(median(floorRuns.map(([o]) => o.cpuPerRequest))),
+            }
+          : {}),
+        errors: get.errors + create.errors + healthz.errors + floorRuns.reduce((n, [o]) => n + o.errors, 0),
       };
     } finally {
       await bare.stop();
+      await floor?.stop();
     }
   } finally {
     await service.stop();
@@ -250,6 +281,12 @@ async function main(): Promise<void> {
         `  ${`${f.get_cpu_us} (${f.bare_get_cpu_us})`.padStart(17)}  ${`${f.create_cpu_us} (${f.bare_create_cpu_us})`.padStart(20)}` +
         `  ${`${f.healthz_ratio.toFixed(3)} (${f.healthz_cpu_us})`.padStart(22)}  ${f.errors}`,
     );
+  for (const [dialect, f] of Object.entries(figures))
+    if (f.floor_ratio !== undefined)
+      console.log(
+        `\nfloor (${dialect}): a bare server that only hashes the key and reads key and session: ratio ` +
+          `${f.floor_ratio.toFixed(3)}, ${f.floor_cpu_us} cpu µs per GET (the service: ${f.get_ratio.toFixed(3)}, ${f.get_cpu_us})`,
+      );
   if (calibration.length > 0) {
     console.log('\ncalibration: a bare server doing more work per GET   ratio   cpu µs (bare)   cpu beyond the work');
     for (const c of calibration)

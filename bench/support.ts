@@ -196,9 +196,15 @@ export async function startService(options: {
 
 /**
  * The bare node:http baseline (bench/bare-server.ts), in a process of its own, answering the given
- * bodies; with `workUs`, after spending that much CPU time on each request.
+ * bodies; with `workUs`, after spending that much CPU time on each request; with `sqlitePath`, the
+ * floor: each GET first hashes the key and reads key and session from that database.
  */
-export async function startBare(createBody: string, readBody: string, workUs = 0): Promise<ServiceProcess> {
+export async function startBare(
+  createBody: string,
+  readBody: string,
+  workUs = 0,
+  sqlitePath?: string,
+): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts'], {
     cwd: REPO_ROOT,
@@ -208,6 +214,7 @@ export async function startBare(createBody: string, readBody: string, workUs = 0
       BARE_CREATE_BODY: createBody,
       BARE_READ_BODY: readBody,
       BARE_WORK_US: String(workUs),
+      ...(sqlitePath === undefined ? {} : { BARE_SQLITE: sqlitePath }),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
