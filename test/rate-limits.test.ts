@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../src/config.ts';
+import { TestClock } from '../src/domain/clock.ts';
+import { FixedWindowLimiter, MAX_CLIENTS_PER_WINDOW } from '../src/domain/rate-limit.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { createSession, type CreatedSession } from './support/sessions.ts';
 
@@ -207,5 +209,20 @@ describe('rate limit configuration', () => {
     } finally {
       await h.close();
     }
+  });
+});
+
+describe('the fixed window', () => {
+  test('once a window counts its most clients, new ones share one count and those counted keep theirs', () => {
+    const clock = new TestClock(new Date('2026-01-01T10:00:00.000Z'));
+    const limiter = new FixedWindowLimiter(clock, 2, 60_000);
+    for (let i = 0; i < MAX_CLIENTS_PER_WINDOW; i++) assert.equal(limiter.take(`ip:${i}`).allowed, true);
+    assert.equal(limiter.take('ip:0').remaining, 0, 'a client counted before keeps its own count');
+    assert.equal(limiter.take('ip:1').allowed, true);
+    assert.equal(limiter.take('ip:new-1').remaining, 1, 'a new client counts in the shared overflow');
+    assert.equal(limiter.take('ip:new-2').remaining, 0);
+    assert.equal(limiter.take('ip:new-3').allowed, false, 'the flood of new clients is limited as a whole');
+    clock.advance(60_000);
+    assert.equal(limiter.take('ip:new-3').remaining, 1, 'the next window starts every count again');
   });
 });

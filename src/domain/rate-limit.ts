@@ -42,12 +42,14 @@ export class FixedWindowLimiter {
       this.#counts.clear();
       this.#window = window;
     }
-    const key = this.#counts.has(client) || this.#counts.size < MAX_CLIENTS_PER_WINDOW ? client : OVERFLOW_CLIENT;
-    const count = (this.#counts.get(key) ?? 0) + 1;
+    const counted = this.#counts.get(client);
+    const key = counted !== undefined || this.#counts.size < MAX_CLIENTS_PER_WINDOW ? client : OVERFLOW_CLIENT;
+    const count = (key === client ? (counted ?? 0) : (this.#counts.get(key) ?? 0)) + 1;
     this.#counts.set(key, count);
     const resetSeconds = Math.max(1, Math.ceil(((window + 1) * this.windowMs - now) / 1000));
-    const figures = { limit: this.limit, remaining: Math.max(0, this.limit - count), resetSeconds };
-    if (count <= this.limit) return { allowed: true, ...figures };
-    return { allowed: false, retryAfterSeconds: resetSeconds, ...figures };
+    const remaining = Math.max(0, this.limit - count);
+    // Built whole rather than spread from a common part: every request counted makes one.
+    if (count <= this.limit) return { allowed: true, limit: this.limit, remaining, resetSeconds };
+    return { allowed: false, retryAfterSeconds: resetSeconds, limit: this.limit, remaining, resetSeconds };
   }
 }

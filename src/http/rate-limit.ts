@@ -48,18 +48,18 @@ export function installRateLimits(app: FastifyInstance, options: { clock: Clock;
     const kind = request.routeOptions.config?.rateLimit;
     if (kind === 'none') return;
     // Keys and addresses live in different namespaces: a key id never collides with an address.
-    const client = request.principal ? `key:${request.principal.keyId}` : `ip:${request.ip}`;
-    const decisions: RateLimitDecision[] = [];
     const general = request.principal ? byKey : byAddress;
-    if (general) decisions.push(general.take(client));
-    if (kind === 'heavy' && heavy) decisions.push(heavy.take(client));
-    if (decisions.length === 0) return;
-    const refused = decisions.find((d) => !d.allowed);
-    const shown = refused ?? decisions.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+    const tight = kind === 'heavy' ? heavy : undefined;
+    if (!general && !tight) return;
+    const client = request.principal ? `key:${request.principal.keyId}` : `ip:${request.ip}`;
+    const first = general?.take(client);
+    const second = tight?.take(client);
+    const refused = first?.allowed === false ? first : second?.allowed === false ? second : undefined;
+    const shown = refused ?? tightest(first, second);
     reply.header('ratelimit-limit', String(shown.limit));
     reply.header('ratelimit-remaining', String(shown.remaining));
     reply.header('ratelimit-reset', String(shown.resetSeconds));
-    if (refused && !refused.allowed) {
+    if (refused) {
       const what = request.principal ? 'this API key' : 'your address';
       throw new ApiError(
         'rate_limited',
@@ -68,4 +68,11 @@ export function installRateLimits(app: FastifyInstance, options: { clock: Clock;
       );
     }
   }
+}
+
+/** Of the budgets counted, the one with the fewest requests left (the general one on a tie). */
+function tightest(first: RateLimitDecision | undefined, second: RateLimitDecision | undefined): RateLimitDecision {
+  if (!first) return second!;
+  if (!second) return first;
+  return second.remaining < first.remaining ? second : first;
 }
