@@ -24,11 +24,12 @@
  * reaches that does exactly that much more work per request, the scale the service's ratio reads
  * on (`"calibration": [{"work_us", "get_ratio", "cpu_us", "bare_cpu_us"}]` in the JSON).
  *
- * `--floor` (SQLite) adds, in each round, a bare server that before answering a GET does only
- * what the GET cannot skip while a revoked key must be refused by the very next request: the
- * key's SHA-256 and the one read of key, application and session, on the service's database
- * (bench/bare-server.ts). Its ratio to the plain bare server (`floor_ratio`, `floor_cpu_us`) is
- * the most any GET that reads its key reaches here, whatever the framework.
+ * `--floor` (SQLite) adds, in each round, a bare server that does only what each route cannot skip
+ * while a revoked key must be refused by the very next request (bench/bare-server.ts): the key's
+ * SHA-256 and its read, with the session's read (GET) or the session's insert and commit (POST),
+ * on the service's database. Its ratios to the plain bare server (`floor_get_ratio`,
+ * `floor_create_ratio`, with their `_cpu_us`) are the most any service doing that work reaches
+ * here, whatever its framework.
  * Figures are printed, never asserted: the machine is shared and noisy.
  */
 import { loadavg } from 'node:os';
@@ -88,9 +89,11 @@ interface DialectFigures {
   /** GET /healthz on the service ÷ the bare server's GET: what the framework and the hooks leave. */
   healthz_ratio: number;
   healthz_cpu_us: number;
-  /** `--floor`: a bare server that hashes the key and reads key and session, ÷ the bare server. */
-  floor_ratio?: number;
-  floor_cpu_us?: number;
+  /** `--floor`: a bare server doing only what the route cannot skip (bare-server.ts), ÷ the bare server. */
+  floor_get_ratio?: number;
+  floor_get_cpu_us?: number;
+  floor_create_ratio?: number;
+  floor_create_cpu_us?: number;
   errors: number;
 }
 
@@ -187,9 +190,9 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
         await load('warmup', service, 500, CONCURRENCY, make, headers);
         await load('warmup', bare, 500, CONCURRENCY, make, headers);
       }
-      const getSession = operations[1][1];
-      if (floor) await load('warmup', floor, 500, CONCURRENCY, getSession, headers);
-      const floorRuns: Array<[LoadResult, LoadResult]> = [];
+      if (floor)
+        for (const [, make] of operations.slice(0, 2)) await load('warmup', floor, 500, CONCURRENCY, make, headers);
+      const floorRuns = new Map<string, Array<[LoadResult, LoadResult]>>();
       const results = new Map<string, Array<[LoadResult, LoadResult]>>();
       if (!values.json)
         console.log(`\n${dialect}: operation                 req/s     p50 ms   p99 ms  cpu µs/req  errors`);
@@ -202,15 +205,17 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
           for (const r of [ours, base]) if (r.firstError) console.log(`  first error of ${r.label}: ${r.firstError}`);
         }
         if (floor) {
-          const ours = await load('floor: bare + hash + read', floor, REQUESTS, CONCURRENCY, getSession, headers);
-          const base = await load('bare node:http get session', bare, REQUESTS, CONCURRENCY, getSession, headers);
-          floorRuns.push([ours, base]);
-          console.log(`${row(ours)}\n${row(base)}\n  round ${round + 1} ratio ${(ours.rps / base.rps).toFixed(3)}`);
-          if (ours.firstError) console.log(`  first error of ${ours.label}: ${ours.firstError}`);
+          for (const [name, make] of operations.slice(0, 2)) {
+            const ours = await load(`floor ${name}`, floor, REQUESTS, CONCURRENCY, make, headers);
+            const base = await load(`bare node:http ${name}`, bare, REQUESTS, CONCURRENCY, make, headers);
+            floorRuns.set(name, [...(floorRuns.get(name) ?? []), [ours, base]]);
+            console.log(`${row(ours)}\n${row(base)}\n  round ${round + 1} ratio ${(ours.rps / base.rps).toFixed(3)}`);
+            if (ours.firstError) console.log(`  first error of ${ours.label}: ${ours.firstError}`);
+          }
         }
       }
-      const pick = (name: string) => {
-        const runs = results.get(name)!;
+      const pick = (name: string, from = results) => {
+        const runs = from.get(name)!;
         return {
           ratio: median(runs.map(([o, b]) => o.rps / b.rps)),
           rps: median(runs.map(([o]) => o.rps)),
@@ -224,6 +229,8 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
       const get = pick('get session');
       const create = pick('create session');
       const healthz = pick('healthz');
+      const floorGet = floor ? pick('get session', floorRuns) : undefined;
+      const floorCreate = floor ? pick('create session', floorRuns) : undefined;
       return {
         get_ratio: round3(get.ratio),
         create_ratio: round3(create.ratio),
@@ -239,13 +246,15 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
         bare_create_cpu_us: Math.round(create.bareCpu),
         healthz_ratio: round3(healthz.ratio),
         healthz_cpu_us: Math.round(healthz.cpu),
-        ...(floor
+        ...(floorGet && floorCreate
           ? {
-              floor_ratio: round3(median(floorRuns.map(([o, b]) => o.rps / b.rps))),
-              floor_cpu_us: Math.round(median(floorRuns.map(([o]) => o.cpuPerRequest))),
+              floor_get_ratio: round3(floorGet.ratio),
+              floor_get_cpu_us: Math.round(floorGet.cpu),
+              floor_create_ratio: round3(floorCreate.ratio),
+              floor_create_cpu_us: Math.round(floorCreate.cpu),
             }
           : {}),
-        errors: get.errors + create.errors + healthz.errors + floorRuns.reduce((n, [o]) => n + o.errors, 0),
+        errors: get.errors + create.errors + healthz.errors + (floorGet?.errors ?? 0) + (floorCreate?.errors ?? 0),
       };
     } finally {
       await bare.stop();
@@ -282,10 +291,11 @@ async function main(): Promise<void> {
         `  ${`${f.healthz_ratio.toFixed(3)} (${f.healthz_cpu_us})`.padStart(22)}  ${f.errors}`,
     );
   for (const [dialect, f] of Object.entries(figures))
-    if (f.floor_ratio !== undefined)
+    if (f.floor_get_ratio !== undefined && f.floor_create_ratio !== undefined)
       console.log(
-        `\nfloor (${dialect}): a bare server that only hashes the key and reads key and session: ratio ` +
-          `${f.floor_ratio.toFixed(3)}, ${f.floor_cpu_us} cpu µs per GET (the service: ${f.get_ratio.toFixed(3)}, ${f.get_cpu_us})`,
+        `\nfloor (${dialect}), a bare server doing only the key's hash, its read and the session's read or insert:` +
+          `\n  get ratio ${f.floor_get_ratio.toFixed(3)}, ${f.floor_get_cpu_us} cpu µs (the service: ${f.get_ratio.toFixed(3)}, ${f.get_cpu_us})` +
+          `\n  create ratio ${f.floor_create_ratio.toFixed(3)}, ${f.floor_create_cpu_us} cpu µs (the service: ${f.create_ratio.toFixed(3)}, ${f.create_cpu_us})`,
       );
   if (calibration.length > 0) {
     console.log('\ncalibration: a bare server doing more work per GET   ratio   cpu µs (bare)   cpu beyond the work');
