@@ -24,7 +24,7 @@
  * reaches that does exactly that much more work per request, the scale the service's ratio reads
  * on (`"calibration": [{"work_us", "get_ratio", "cpu_us", "bare_cpu_us"}]` in the JSON).
  *
- * `--floor` (SQLite) adds, in each round, a bare server that does only what each route cannot skip
+ * `--floor` adds, in each round, a bare server that does only what each route cannot skip
  * while a revoked key must be refused by the very next request (bench/bare-server.ts): the key's
  * SHA-256 and its read, with the session's read (GET) or the session's insert and commit (POST),
  * on the service's database. Its ratios to the plain bare server (`floor_get_ratio`,
@@ -175,10 +175,7 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
     const readJson = await (await fetch(`${service.origin}/verification/v1/sessions/${sessionId}`, { headers })).text();
     answered ??= { create: createdJson, read: readJson };
     const bare = await startBare(createdJson, readJson);
-    const floor =
-      values.floor && dialect === 'sqlite'
-        ? await startBare(createdJson, readJson, 0, database.url.replace(/^sqlite:/, ''))
-        : undefined;
+    const floor = values.floor ? await startBare(createdJson, readJson, 0, database.url) : undefined;
     try {
       const operations: Array<[string, () => BenchRequest]> = [
         ['create session', () => ({ method: 'POST', path: '/verification/v1/sessions', body: createBody })],

@@ -196,14 +196,14 @@ export async function startService(options: {
 
 /**
  * The bare node:http baseline (bench/bare-server.ts), in a process of its own, answering the given
- * bodies; with `workUs`, after spending that much CPU time on each request; with `sqlitePath`, the
- * floor: each GET first hashes the key and reads key and session from that database.
+ * bodies; with `workUs`, after spending that much CPU time on each request; with
+ * `floorDatabaseUrl`, the floor of `--floor` over that database (bench/bare-server.ts).
  */
 export async function startBare(
   createBody: string,
   readBody: string,
   workUs = 0,
-  sqlitePath?: string,
+  floorDatabaseUrl?: string,
 ): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts'], {
@@ -214,7 +214,7 @@ export async function startBare(
       BARE_CREATE_BODY: createBody,
       BARE_READ_BODY: readBody,
       BARE_WORK_US: String(workUs),
-      ...(sqlitePath === undefined ? {} : { BARE_SQLITE: sqlitePath }),
+      ...(floorDatabaseUrl === undefined ? {} : { BARE_FLOOR_DATABASE_URL: floorDatabaseUrl }),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
