@@ -18,7 +18,7 @@
  * bodies answered.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { newId } from '../src/domain/ids.ts';
@@ -111,7 +111,7 @@ async function postgresFloor(url: string): Promise<Floor> {
       { length: rows },
       (_, r) => `(${columns.map((_c, i) => `$${r * columns.length + i + 1}`).join(', ')})`,
     ).join(', ')}`;
-  let queued: Array<{ row: Row; then: () => void }> = [];
+  const queued: Array<{ row: Row; then: () => void }> = [];
   let running = false;
   // As the service's group commit: the first insert starts at the end of the turn; those queued
   // while a multi-row INSERT runs go in the next one.
@@ -137,7 +137,7 @@ async function postgresFloor(url: string): Promise<Floor> {
       queued.push({ row: newSession(template), then });
       if (running) return;
       running = true;
-      setImmediate(() => drain().catch(fail));
+      setImmediate(() => void drain().catch(fail));
     },
   };
 }
