@@ -59,12 +59,15 @@ const MAX_BATCH = 64;
 type Row = Record<string, unknown>;
 type Found = { id: string | null } | undefined;
 
-/** The floor's work on the service's database: the key's read, and a session's insert. */
+/** The floor's work on the service's database. */
 interface Floor {
   /** The key's row, with the session's `id` or null; undefined when the key is unknown. */
   read(keyHash: string, sessionId: string, then: (found: Found) => void): void;
-  /** Stores a new session, grouped with the others queued in the same turn; `then` once committed. */
-  insert(then: () => void): void;
+  /**
+   * Stores a new session if the key is known, grouped with the others of the same turn (or queued
+   * while a group is written); `then` once committed, with false when the key is unknown.
+   */
+  create(keyHash: string, then: (stored: boolean) => void): void;
 }
 
 /** A new session row: the service's first one, with a new id (made as the service makes them) and nonce. */
@@ -85,10 +88,13 @@ function sqliteFloor(path: string): Floor {
   const insertAll = db.transaction((rows: Row[]) => {
     for (const row of rows) insert.run(row);
   });
-  let queued: Array<{ row: Row; then: () => void }> = [];
+  let queued: Array<{ row: Row; then: (stored: boolean) => void }> = [];
+  const read = (keyHash: string, sessionId: string) => keyWithSession.get(sessionId, keyHash) as Found;
   return {
-    read: (keyHash, sessionId, then) => then(keyWithSession.get(sessionId, keyHash) as Found),
-    insert(then) {
+    read: (keyHash, sessionId, then) => then(read(keyHash, sessionId)),
+    create(keyHash, then) {
+      // The key's read first, as the service: in process, it costs no round trip.
+      if (!read(keyHash, '')) return then(false);
       queued.push({ row: newSession(template), then });
       if (queued.length > 1) return;
       // One transaction for the turn's inserts, as the service's group commit.
@@ -96,34 +102,53 @@ function sqliteFloor(path: string): Floor {
         const batch = queued;
         queued = [];
         insertAll(batch.map((b) => b.row));
-        for (const b of batch) b.then();
+        for (const b of batch) b.then(true);
       });
     },
   };
 }
 
+/**
+ * On PostgreSQL a create costs the floor one round trip per group and none per request: each new
+ * row carries its key's hash, and the one INSERT of a group stores the rows whose key is known and
+ * active (fewer round trips than the service, which reads the key first, then inserts).
+ */
 async function postgresFloor(url: string): Promise<Floor> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
-  const template = (await pool.query<Row>(FIRST_SESSION)).rows[0];
-  const columns = Object.keys(template);
+  const first = await pool.query<Row>(FIRST_SESSION);
+  const template = first.rows[0];
+  const columns = first.fields.map((f) => f.name);
+  // Each value cast to its column's type: in a VALUES list PostgreSQL cannot infer them.
+  const types = await Promise.all(
+    first.fields.map(
+      async (f) => (await pool.query<{ t: string }>('select format_type($1, null) as t', [f.dataTypeID])).rows[0].t,
+    ),
+  );
+  const width = columns.length + 1;
   const insertSql = (rows: number) =>
-    `insert into "sessions" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array.from(
-      { length: rows },
-      (_, r) => `(${columns.map((_c, i) => `$${r * columns.length + i + 1}`).join(', ')})`,
-    ).join(', ')}`;
-  const queued: Array<{ row: Row; then: () => void }> = [];
+    `insert into "sessions" (${columns.map((c) => `"${c}"`).join(', ')})
+     select ${columns.map((c) => `v."${c}"`).join(', ')}
+     from (values ${Array.from(
+       { length: rows },
+       (_, r) => `(${[...types, 'text'].map((t, i) => `$${r * width + i + 1}::${t}`).join(', ')})`,
+     ).join(', ')}) as v(${[...columns, 'key_hash'].map((c) => `"${c}"`).join(', ')})
+     where exists (select 1 from "api_keys" k join "applications" a on a."id" = k."app_id"
+                   where k."key_hash" = v."key_hash" and a."status" = 'active')
+     returning "id"`;
+  const queued: Array<{ row: Row; keyHash: string; then: (stored: boolean) => void }> = [];
   let running = false;
   // As the service's group commit: the first insert starts at the end of the turn; those queued
   // while a multi-row INSERT runs go in the next one.
   const drain = async () => {
     while (queued.length > 0) {
       const batch = queued.splice(0, MAX_BATCH);
-      await pool.query({
+      const result = await pool.query<{ id: string }>({
         name: `floor_insert_${batch.length}`,
         text: insertSql(batch.length),
-        values: batch.flatMap((b) => columns.map((c) => b.row[c])),
+        values: batch.flatMap((b) => [...columns.map((c) => b.row[c]), b.keyHash]),
       });
-      for (const b of batch) b.then();
+      const stored = new Set(result.rows.map((r) => r.id));
+      for (const b of batch) b.then(stored.has(b.row.id as string));
     }
     running = false;
   };
@@ -133,8 +158,8 @@ async function postgresFloor(url: string): Promise<Floor> {
         .query({ name: 'floor_key_with_session', text: keyWithSessionSql('$1', '$2'), values: [sessionId, keyHash] })
         .then((result) => then(result.rows[0] as Found), fail);
     },
-    insert(then) {
-      queued.push({ row: newSession(template), then });
+    create(keyHash, then) {
+      queued.push({ row: newSession(template), keyHash, then });
       if (running) return;
       running = true;
       setImmediate(() => void drain().catch(fail));
@@ -166,18 +191,18 @@ const server = createServer((req, res) => {
       res.end(post ? createBody : readBody);
     };
     if (!floor) return answer();
+    const refuse = (status: number) => {
+      res.writeHead(status, JSON_TYPE);
+      res.end('{"success":false}');
+    };
     const secret = BEARER.exec(req.headers.authorization ?? '')?.[1];
+    if (secret === undefined) return refuse(401);
+    const keyHash = createHash('sha256').update(secret).digest('hex');
     const url = req.url ?? '';
-    const keyHash = createHash('sha256')
-      .update(secret ?? '')
-      .digest('hex');
-    floor.read(keyHash, post ? '' : url.slice(url.lastIndexOf('/') + 1), (found) => {
-      if (secret === undefined || !found || (!post && found.id === null)) {
-        res.writeHead(found ? 404 : 401, JSON_TYPE);
-        res.end('{"success":false}');
-      } else if (post) floor.insert(answer);
-      else answer();
-    });
+    if (post) return floor.create(keyHash, (stored) => (stored ? answer() : refuse(401)));
+    floor.read(keyHash, url.slice(url.lastIndexOf('/') + 1), (found) =>
+      !found ? refuse(401) : found.id === null ? refuse(404) : answer(),
+    );
   });
 });
 server.listen(Number(process.env.BARE_PORT), '127.0.0.1', () => process.stdout.write('listening\n'));
