@@ -29,7 +29,8 @@
  * SHA-256 and its read, with the session's read (GET) or the session's insert and commit (POST),
  * on the service's database. Its ratios to the plain bare server (`floor_get_ratio`,
  * `floor_create_ratio`, with their `_cpu_us`) are the most any service doing that work reaches
- * here, whatever its framework.
+ * here, whatever its framework; `get_vs_floor` and `create_vs_floor` are the service's req/s ÷ the
+ * floor's in the same round (median).
  * Figures are printed, never asserted: the machine is shared and noisy.
  */
 import { loadavg } from 'node:os';
@@ -94,6 +95,9 @@ interface DialectFigures {
   floor_get_cpu_us?: number;
   floor_create_ratio?: number;
   floor_create_cpu_us?: number;
+  /** The service's req/s ÷ the floor's, same round (median): how much of the floor it reaches. */
+  get_vs_floor?: number;
+  create_vs_floor?: number;
   errors: number;
 }
 
@@ -226,6 +230,9 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
       const get = pick('get session');
       const create = pick('create session');
       const healthz = pick('healthz');
+      /** The service's req/s ÷ the floor's, each round's pair loaded one after the other: median. */
+      const versusFloor = (name: string) =>
+        median(results.get(name)!.map(([ours], round) => ours.rps / floorRuns.get(name)![round][0].rps));
       const floorGet = floor ? pick('get session', floorRuns) : undefined;
       const floorCreate = floor ? pick('create session', floorRuns) : undefined;
       return {
@@ -249,6 +256,8 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
               floor_get_cpu_us: Math.round(floorGet.cpu),
               floor_create_ratio: round3(floorCreate.ratio),
               floor_create_cpu_us: Math.round(floorCreate.cpu),
+              get_vs_floor: round3(versusFloor('get session')),
+              create_vs_floor: round3(versusFloor('create session')),
             }
           : {}),
         errors: get.errors + create.errors + healthz.errors + (floorGet?.errors ?? 0) + (floorCreate?.errors ?? 0),
@@ -291,8 +300,8 @@ async function main(): Promise<void> {
     if (f.floor_get_ratio !== undefined && f.floor_create_ratio !== undefined)
       console.log(
         `\nfloor (${dialect}), a bare server doing only the key's hash, its read and the session's read or insert:` +
-          `\n  get ratio ${f.floor_get_ratio.toFixed(3)}, ${f.floor_get_cpu_us} cpu µs (the service: ${f.get_ratio.toFixed(3)}, ${f.get_cpu_us})` +
-          `\n  create ratio ${f.floor_create_ratio.toFixed(3)}, ${f.floor_create_cpu_us} cpu µs (the service: ${f.create_ratio.toFixed(3)}, ${f.create_cpu_us})`,
+          `\n  get ratio ${f.floor_get_ratio.toFixed(3)}, ${f.floor_get_cpu_us} cpu µs (the service: ${f.get_ratio.toFixed(3)}, ${f.get_cpu_us}; ${f.get_vs_floor?.toFixed(3)} of the floor)` +
+          `\n  create ratio ${f.floor_create_ratio.toFixed(3)}, ${f.floor_create_cpu_us} cpu µs (the service: ${f.create_ratio.toFixed(3)}, ${f.create_cpu_us}; ${f.create_vs_floor?.toFixed(3)} of the floor)`,
       );
   if (calibration.length > 0) {
     console.log('\ncalibration: a bare server doing more work per GET   ratio   cpu µs (bare)   cpu beyond the work');
