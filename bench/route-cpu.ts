@@ -16,11 +16,11 @@
 import { parseArgs } from 'node:util';
 import {
   benchDatabase,
-  createTenant,
   load,
   median,
   REPO_ROOT,
   startService,
+  tenantWithSession,
   type BenchDialect,
   type BenchRequest,
 } from './support.ts';
@@ -56,14 +56,7 @@ const service = await startService({
   compiled: false,
 });
 try {
-  const { headers, createBody } = await createTenant(database.url);
-  const created = await fetch(`${service.origin}/verification/v1/sessions`, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: createBody,
-  });
-  if (created.status !== 201) throw new Error(`create session answered ${created.status}: ${await created.text()}`);
-  const { sessionId } = ((await created.json()) as { data: { sessionId: string } }).data;
+  const { headers, createBody, sessionId } = await tenantWithSession(service, database.url);
   const make = (): BenchRequest =>
     operation === 'create'
       ? { method: 'POST', path: '/verification/v1/sessions', body: createBody }

@@ -18,10 +18,10 @@
 import { parseArgs } from 'node:util';
 import {
   benchDatabase,
-  createTenant,
   load,
   REPO_ROOT,
   startService,
+  tenantWithSession,
   type BenchDialect,
   type BenchRequest,
 } from './support.ts';
@@ -59,13 +59,7 @@ async function main(): Promise<void> {
     inspect: true,
   });
   try {
-    const { headers, createBody } = await createTenant(database.url);
-    const created = await fetch(`${service.origin}/verification/v1/sessions`, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: createBody,
-    });
-    const sessionId = ((await created.json()) as { data: { sessionId: string } }).data.sessionId;
+    const { headers, createBody, sessionId } = await tenantWithSession(service, database.url);
     const make = (i: number): BenchRequest =>
       i % 4 === 3
         ? { method: 'POST', path: '/verification/v1/sessions', body: createBody }

@@ -37,12 +37,12 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
   benchDatabase,
-  createTenant,
   load,
   median,
   REPO_ROOT,
   startBare,
   startService,
+  tenantWithSession,
   type BenchDialect,
   type BenchRequest,
   type LoadResult,
@@ -166,17 +166,8 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
     compiled: values.compiled,
   });
   try {
-    const { headers, createBody } = await createTenant(database.url);
     // Bodies the bare server answers with: exactly what Matricula answered.
-    const created = await fetch(`${service.origin}/verification/v1/sessions`, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: createBody,
-    });
-    const createdJson = await created.text();
-    if (created.status !== 201) throw new Error(`create session answered ${created.status}: ${createdJson}`);
-    const sessionId = (JSON.parse(createdJson) as { data: { sessionId: string } }).data.sessionId;
-    const readJson = await (await fetch(`${service.origin}/verification/v1/sessions/${sessionId}`, { headers })).text();
+    const { headers, createBody, sessionId, createdJson, readJson } = await tenantWithSession(service, database.url);
     answered ??= { create: createdJson, read: readJson };
     const bare = await startBare(createdJson, readJson);
     const floor = values.floor ? await startBare(createdJson, readJson, 0, database.url) : undefined;

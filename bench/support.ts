@@ -263,6 +263,29 @@ export async function createTenant(databaseUrl: string): Promise<Tenant> {
   }
 }
 
+/** A tenant of the service and its first session, with what the service answered for it. */
+export interface TenantWithSession extends Tenant {
+  sessionId: string;
+  /** The service's answers to creating the session and to reading it, as sent. */
+  createdJson: string;
+  readJson: string;
+}
+
+/** A tenant (see {@link createTenant}) and one session created through the running service. */
+export async function tenantWithSession(service: ServiceProcess, databaseUrl: string): Promise<TenantWithSession> {
+  const tenant = await createTenant(databaseUrl);
+  const created = await fetch(`${service.origin}/verification/v1/sessions`, {
+    method: 'POST',
+    headers: { ...tenant.headers, 'content-type': 'application/json' },
+    body: tenant.createBody,
+  });
+  const createdJson = await created.text();
+  if (created.status !== 201) throw new Error(`create session answered ${created.status}: ${createdJson}`);
+  const { sessionId } = (JSON.parse(createdJson) as { data: { sessionId: string } }).data;
+  const read = await fetch(`${service.origin}/verification/v1/sessions/${sessionId}`, { headers: tenant.headers });
+  return { ...tenant, sessionId, createdJson, readJson: await read.text() };
+}
+
 export interface BenchRequest {
   method: 'GET' | 'POST';
   path: string;
