@@ -8,6 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { authenticate } from './http/auth.ts';
 import { installCors } from './http/cors.ts';
 import { installDrain } from './http/drain.ts';
+import { isDatabaseUnavailable } from './store/unavailable.ts';
 import { frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installRateLimits } from './http/rate-limit.ts';
@@ -100,7 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The proof pool's threads stop with the app: a test that closes its app leaves nothing running.
   app.addHook('onClose', async () => services.close());
   installValidation(app, COMPONENT_SCHEMAS);
-  installErrorHandling(app);
+  installErrorHandling(app, isDatabaseUnavailable);
   installCors(app, config.corsOrigins);
   for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
   app.decorateRequest('principal', null);
@@ -239,7 +240,7 @@ export async function buildOperationsApp(deps: AppDeps): Promise<FastifyInstance
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   installValidation(app, COMPONENT_SCHEMAS);
-  installErrorHandling(app);
+  installErrorHandling(app, isDatabaseUnavailable);
   // The error answers reference the shared component schemas (ErrorResponse).
   for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
   app.addHook('onRequest', async (request, reply) => {

@@ -21,6 +21,16 @@ export interface Config {
   /** `{app_scheme}` of the spec. */
   appScheme: string;
   databaseUrl: string;
+  /**
+   * DATABASE_CONNECT_TIMEOUT_MS (PostgreSQL): how long a request waits to connect, or for a free
+   * connection, before it answers 503.
+   */
+  databaseConnectTimeoutMs: number;
+  /**
+   * DATABASE_QUERY_TIMEOUT_MS (PostgreSQL): a query unanswered this long closes its connection and
+   * its request answers 503, so a server gone silent does not hang requests; 0 turns it off.
+   */
+  databaseQueryTimeoutMs: number;
   webhookAllowPrivateTargets: boolean;
   /** Seconds between delivery attempts; the last entry is the final retry. */
   webhookRetrySchedule: readonly number[];
@@ -351,6 +361,8 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     portalUrl,
     appScheme,
     databaseUrl: databaseUrl(env),
+    databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
+    databaseQueryTimeoutMs: integer(env, 'DATABASE_QUERY_TIMEOUT_MS', 30_000, 0, 3_600_000),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     webhookRetrySchedule: retrySchedule(env),
     // Renewed by the worker's heartbeat every third of it while a send is in flight, so it need not

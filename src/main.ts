@@ -9,7 +9,7 @@ import { expireDueSessions } from './services/expiry.ts';
 import { purgeExpiredIdempotencyKeys } from './services/idempotency-purge.ts';
 import { purgeExpiredSpentNonces } from './services/direct-verify.ts';
 import { applyResultRetention } from './services/redaction.ts';
-import { migrate, openStore } from './store/db.ts';
+import { openDatabaseWhenReachable } from './store/startup.ts';
 import { DeliveryWorker } from './webhooks/worker.ts';
 
 /** Composition root: loadConfig → openStore → migrate → buildApp → listen; stops gracefully. */
@@ -27,9 +27,21 @@ async function main(): Promise<void> {
 
   const logger = createLogger(config);
   logStartupWarnings(logger, config);
-  const store = await openStore(config.databaseUrl);
-  await migrate(store);
+  // A signal while waiting for the database ends the process at once; later, `stop` below.
+  let onSignal = (signal: string): void => {
+    logger.info({ signal }, 'stopping before start-up finished');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   const clock = systemClock;
+  const store = await openDatabaseWhenReachable({
+    url: config.databaseUrl,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+    clock,
+    log: logger,
+  });
   await seedSandboxIssuers(store.db, clock);
   // Built once: the HTTP app, the periodic jobs and the delivery worker share these.
   const services = createServiceDeps({ db: store.db, clock, config, pool: store.pgPool });
@@ -91,8 +103,7 @@ async function main(): Promise<void> {
     await store.close();
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  onSignal = (signal: string) => void stop(signal);
 
   for (const job of jobs) job.start();
   await worker?.start();

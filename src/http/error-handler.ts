@@ -68,9 +68,26 @@ const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
   503: 'service_unavailable',
 };
 
-/** Maps framework errors (body parsing, limits) onto the closed list; anything unknown is a 500. */
-function toApiError(error: FastifyError): ApiError {
+/** Seconds a client is told to wait (Retry-After) when the database cannot serve. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * Tells errors that mean "the database cannot serve now" (unreachable, restarting, disk full,
+ * read-only) from faults: the composition root passes the store's classifier in.
+ */
+export type UnavailableCheck = (err: unknown) => boolean;
+
+/**
+ * Maps framework errors (body parsing, limits) onto the closed list; a database that cannot serve
+ * now is a 503 with Retry-After; anything else unknown is a 500.
+ */
+function toApiError(error: FastifyError, isUnavailable: UnavailableCheck): ApiError {
   if (error instanceof ApiError) return error;
+  if (isUnavailable(error))
+    return new ApiError('service_unavailable', 'The service cannot reach its database. Try again in a moment.', {
+      retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+      detail: error.message,
+    });
   // The proof pool's queue is full: every client slows down, the way a rate limit says it.
   if (error instanceof ProofPoolBusyError)
     return new ApiError('rate_limited', 'The service is busy checking other proofs. Try again in a moment.', {
@@ -93,8 +110,8 @@ function toApiError(error: FastifyError): ApiError {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.status === 401) reply.header('www-authenticate', 'Bearer');
-  // Every 429 says when to come back (RFC 9110 §10.2.3); a limiter may have set it already.
-  if (error.status === 429 && !reply.hasHeader('retry-after'))
+  // Every 429 and 503 says when to come back (RFC 9110 §10.2.3); a limiter may have set it already.
+  if ((error.status === 429 || error.retryAfterSeconds !== undefined) && !reply.hasHeader('retry-after'))
     reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
   return reply.status(ERROR_STATUS[error.code]).send({
     success: false,
@@ -118,6 +135,8 @@ export const MAX_PARAM_LENGTH = 256;
  * Fastify's own body (and its undocumented 414 for long parameters).
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  // The router's errors never come from the database.
+  const neverUnavailable = () => false;
   reply.header('x-request-id', request.id);
   const message =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
@@ -126,14 +145,24 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
         ? 'The path is not a valid URL: a percent-encoded sequence does not decode to UTF-8.'
         : undefined;
   if (!message) request.log.error({ err: error }, 'request failed');
-  void sendError(request, reply, message ? new ApiError('invalid_request', message) : toApiError(error));
+  void sendError(
+    request,
+    reply,
+    message ? new ApiError('invalid_request', message) : toApiError(error, neverUnavailable),
+  );
 }
 
-/** One handler for every error, one response shape; details of faults go to the log only. */
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * One handler for every error, one response shape; details of faults go to the log only. A
+ * database that cannot serve is logged as a warning with its cause (the outage itself is logged
+ * once by the store's connection listener), everything else 5xx as an error with its stack.
+ */
+export function installErrorHandling(app: FastifyInstance, isUnavailable: UnavailableCheck = () => false): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const apiError = toApiError(error);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    const apiError = toApiError(error, isUnavailable);
+    if (apiError.code === 'service_unavailable' && apiError.detail !== undefined)
+      request.log.warn({ code: apiError.code, detail: apiError.detail }, 'database unavailable; answered 503');
+    else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     else if (apiError.detail !== undefined)
       request.log.warn({ code: apiError.code, reason: apiError.reason, detail: apiError.detail }, apiError.message);
     return sendError(request, reply, apiError);

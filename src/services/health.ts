@@ -1,7 +1,10 @@
-import { sql } from 'kysely';
+import { probeWrite } from '../store/health-probe.ts';
 import type { ServiceDeps } from './deps.ts';
 
-/** Readiness: the database answers a trivial query. Throws what the driver throws. */
-export async function checkDatabase(deps: Pick<ServiceDeps, 'db'>): Promise<void> {
-  await sql`select 1`.execute(deps.db);
+/**
+ * Readiness: the database takes a write and commits it (one row rewritten). A read alone would
+ * call a database with a full disk, or a read-only standby, ready. Throws what the driver throws.
+ */
+export async function checkDatabase(deps: Pick<ServiceDeps, 'db' | 'clock'>): Promise<void> {
+  await probeWrite(deps.db, deps.clock.now());
 }

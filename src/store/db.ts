@@ -18,6 +18,7 @@ import {
   POSTGRES,
   PreparingPgClient,
   SQLITE,
+  type PreparingPgConfig,
   type DialectCapabilities,
 } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
@@ -41,6 +42,23 @@ export interface OpenOptions {
   schema?: string;
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /**
+   * PostgreSQL: how long a request waits to connect, or for a free connection of the pool, before
+   * it fails (and the API answers 503). Default 5 s.
+   */
+  connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: a query with no answer after this long has its connection closed, so that a
+   * server gone silent (a network partition, a frozen host) fails requests instead of hanging
+   * them. 0 turns it off (migrations: an index build may take long). Default 0.
+   */
+  queryTimeoutMs?: number;
+  /**
+   * PostgreSQL: told when a connection that was not running a query fails (the server restarted,
+   * a backend was terminated). The pool drops that connection and opens another when one is
+   * needed; without a listener such an error would be thrown and end the process.
+   */
+  onConnectionError?: (err: Error) => void;
 }
 
 // PostgreSQL returns bigint (count) as strings by default; counts here are far below 2^53.
@@ -75,13 +93,26 @@ function openSqlite(url: string): Store {
 }
 
 function openPostgres(url: string, options: OpenOptions): Store {
-  const pool = new pg.Pool({
+  const onConnectionError = options.onConnectionError ?? (() => undefined);
+  const config: PreparingPgConfig = {
     // Runs the hot-path queries as named prepared statements (store/prepared.ts).
     Client: PreparingPgClient,
     connectionString: url,
     max: options.poolSize ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    // A peer that vanished without closing (a failover, a cut network) is found by TCP keepalive.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    queryDeadlineMs: options.queryTimeoutMs ?? 0,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
-  });
+  };
+  const pool = new pg.Pool(config);
+  // An idle connection that fails is removed by the pool, which then emits 'error': unheard, that
+  // event would end the process. A connection that fails while checked out between two queries
+  // (inside a transaction) emits 'error' on its client, which the pool does not listen to then:
+  // the same. Its next query fails, the request answers 503 and the pool drops the client.
+  pool.on('error', onConnectionError);
+  pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, capabilities: POSTGRES, pgPool: pool, schema: options.schema, close: () => db.destroy() };
 }

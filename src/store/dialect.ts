@@ -132,11 +132,13 @@ export function jsonTextField(db: Kysely<any>, column: string, field: string): R
  */
 export class ImmediateSqliteDriver extends SqliteDriver {
   readonly #connection: StatementCachingSqliteConnection;
+  readonly #database: SqliteDatabase;
   /** A query or transaction holds the connection (from acquire to release). */
   #held = false;
 
   constructor(config: { database: SqliteDatabase }) {
     super(config);
+    this.#database = config.database;
     this.#connection = new StatementCachingSqliteConnection(config.database);
   }
 
@@ -164,6 +166,15 @@ export class ImmediateSqliteDriver extends SqliteDriver {
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  /**
+   * SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, a busy
+   * deadlock): a ROLLBACK then fails with "cannot rollback - no transaction is active", and that
+   * error would replace the real cause in the request's log and answer. Roll back only what is open.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.#database.inTransaction) await super.rollbackTransaction(connection);
   }
 }
 
@@ -196,19 +207,48 @@ export function nameStatement(text: string, name: string): void {
   namedStatements.set(text, name);
 }
 
+/** Pool settings of a {@link PreparingPgClient}: pg's, and the deadline of a query. */
+export interface PreparingPgConfig extends pg.PoolConfig {
+  /** A query unanswered after this many ms closes its connection (0: no deadline). */
+  queryDeadlineMs?: number;
+}
+
 /**
  * A pg client that runs the registered statements by name: the server parses and plans each once
  * per connection instead of on every call. Everything else passes through unchanged.
+ *
+ * With `queryDeadlineMs`, a query that has no answer by then destroys the connection's socket: the
+ * query (and any queued behind it) fails with a connection error, the pool drops the client, and
+ * the request answers 503 instead of hanging on a server that went silent. pg's own
+ * `query_timeout` is not used because it leaves the connection busy with the unanswered query,
+ * and the pool would hand it to the next request.
  */
 export class PreparingPgClient extends pg.Client {
-  constructor(config?: string | pg.ClientConfig) {
+  constructor(config?: string | PreparingPgConfig) {
     super(config);
+    const deadlineMs = typeof config === 'object' ? (config.queryDeadlineMs ?? 0) : 0;
     // An own property in front of the prototype's method: `query` has too many overloads to override.
     const query = this.query.bind(this) as (...args: unknown[]) => unknown;
     this.query = ((...args: unknown[]) => {
       const [text, values] = args;
       const name = typeof text === 'string' && args.length === 2 ? namedStatements.get(text) : undefined;
-      return name ? query({ name, text, values }) : query(...args);
+      const result = name ? query({ name, text, values }) : query(...args);
+      if (deadlineMs > 0 && result instanceof Promise) this.#guard(result, deadlineMs);
+      return result;
     }) as pg.Client['query'];
+  }
+
+  #guard(result: Promise<unknown>, deadlineMs: number): void {
+    const timer = setTimeout(() => {
+      // pg keeps its socket as `connection.stream`; not in its types.
+      const stream = (this as unknown as { connection?: { stream?: { destroy(err?: Error): void } } }).connection
+        ?.stream;
+      stream?.destroy(new Error(`the database query took longer than ${deadlineMs} ms; connection closed`));
+    }, deadlineMs);
+    timer.unref();
+    result.then(
+      () => clearTimeout(timer),
+      () => clearTimeout(timer),
+    );
   }
 }

@@ -191,6 +191,12 @@ export interface Openid4vpSigningKeysTable {
   created_at: string;
 }
 
+/** One row, rewritten by the readiness probe (migration 0010). */
+export interface HealthProbeTable {
+  id: number;
+  checked_at: string;
+}
+
 export interface Database {
   issuers: IssuersTable;
   sandbox_credential_statuses: SandboxCredentialStatusesTable;
@@ -206,6 +212,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   spent_nonces: SpentNoncesTable;
   openid4vp_signing_keys: Openid4vpSigningKeysTable;
+  health_probe: HealthProbeTable;
 }
 
 export type { Generated };

@@ -90,7 +90,8 @@ export interface ListenLog {
   warn(obj: object, msg: string): void;
 }
 
-const RECONNECT_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+// Capped at 5 s: once the database is back, cross-process wake-ups resume within that.
+const RECONNECT_MS = [500, 1_000, 2_000, 5_000];
 
 /**
  * LISTENs on the delivery channel on a dedicated connection (same settings as the pool, so the

@@ -37,6 +37,8 @@ export const DEFAULT_MAX_IN_FLIGHT = 64;
 export const DEFAULT_MAX_PER_ENDPOINT = 16;
 /** How often a worker looks for due deliveries when nothing wakes it (retries coming due). */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+/** Longest wait between claims while the database fails them. */
+export const CLAIM_BACKOFF_MAX_MS = 2_000;
 
 export interface WorkerLog {
   info(obj: object, msg: string): void;
@@ -106,6 +108,8 @@ export class DeliveryWorker {
   #loop: Promise<void> | undefined;
   /** The last claim took every free slot: more may be due, so a freed slot should wake the loop. */
   #saturated = false;
+  /** Claims failed in a row (the database unreachable): the backoff, and one log line per outage. */
+  #claimFailures = 0;
   /**
    * Deliveries are known to be due (a commit of this process woke the worker for them, or an
    * endpoint that reached its cap is back to half of it): the next claim skips the read that only
@@ -270,9 +274,16 @@ export class DeliveryWorker {
           more = this.#saturated || (capped && !lookedPast);
           // A look skipped is a look owed at the end of its interval, whatever woke the loop since.
           if (capped && lookedPast) waitMs = pollMs - sinceLook;
+          if (this.#claimFailures > 0) {
+            this.#log.info({ failedClaims: this.#claimFailures }, 'claiming webhook deliveries works again');
+            this.#claimFailures = 0;
+          }
         } catch (err) {
-          // The database is unreachable or busy: try again at the next poll.
-          this.#log.error({ err }, 'claiming webhook deliveries failed');
+          // The database is unreachable or busy: back off (to at most CLAIM_BACKOFF_MAX_MS, so
+          // delivery resumes soon after it is back) and try again. One line per outage.
+          this.#claimFailures++;
+          if (this.#claimFailures === 1) this.#log.error({ err }, 'claiming webhook deliveries failed; retrying');
+          waitMs = Math.min(pollMs * 2 ** (this.#claimFailures - 1), Math.max(pollMs, CLAIM_BACKOFF_MAX_MS));
         }
       } else {
         this.#saturated = true;

@@ -19,7 +19,20 @@ export interface WorkerProcess {
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export function spawnWorker(databaseUrl: string, env: Record<string, string> = {}): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'worker'], {
+  return spawnService(databaseUrl, env, 'worker');
+}
+
+/**
+ * The service as a process in any role; `ready` resolves once it logged that it runs (for `api`
+ * and `all`, that it listens). Log lines are in `output()`.
+ */
+export function spawnService(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  role: 'worker' | 'api' | 'all' = 'worker',
+): WorkerProcess {
+  const readyLine = role === 'worker' ? 'Matricula worker is running' : 'Matricula is listening';
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', role], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -39,13 +52,13 @@ export function spawnWorker(databaseUrl: string, env: Record<string, string> = {
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('Matricula worker is running')) resolve();
+      if (output.includes(readyLine)) resolve();
     });
     child.stderr!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
     void exited.then(({ code, signal }) =>
-      reject(new Error(`worker exited (${code ?? signal}) before it was ready:\n${output}`)),
+      reject(new Error(`${role} process exited (${code ?? signal}) before it was ready:\n${output}`)),
     );
   });
   // A rejection after readiness (the process exiting later) is expected, not an error.

@@ -30,7 +30,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers */
+        /** Readiness: the database answers and takes a write */
         get: operations["checkReadiness"];
         put?: never;
         post?: never;
@@ -1432,7 +1432,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Readiness: the database answers */
+            /** @description Readiness: the database answers and takes a write */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
