@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import { REDACTED_WARNING_MESSAGE, redactedDocument, redactedEventData } from '../src/domain/redaction.ts';
 import { applyResultRetention } from '../src/services/redaction.ts';
@@ -274,6 +275,33 @@ forEachDialect('session redaction', (dialect) => {
       assert.ok(!dump.includes(PERSONAL.clientReference));
       assertNotInFiles(h, [PERSONAL.metadataValue, PERSONAL.clientReference]);
     });
+
+    test(
+      'SQLite: a reader in another process holds the WAL back for a moment, the next redaction empties it',
+      { skip: dialect !== 'sqlite' && 'SQLite only: a WAL checkpoint' },
+      async () => {
+        const path = h.testStore.url.replace(/^sqlite:/, '');
+        const first = await createSession(h, tenant, { clientReference: `${PERSONAL.clientReference}-a` });
+        const second = await createSession(h, tenant, { clientReference: `${PERSONAL.clientReference}-b` });
+        h.clock.advance(24 * 60 * 60 * 1000);
+        // Another process (the CLI, a backup) reads from a snapshot taken before the redaction.
+        const reader = new SqliteDatabase(path, { readonly: true });
+        try {
+          reader.exec('begin');
+          reader.prepare('select count(*) from sessions').get();
+          assert.equal((await redact(first.sessionId)).statusCode, 200);
+          // The checkpoint gave up waiting for it (250 ms, not the connection's 5 s).
+          assert.ok(rawDatabaseFiles(h.testStore)!.wal.includes(`${PERSONAL.clientReference}-a`), 'kept in the WAL');
+          const timeout = await sql<{ timeout: number }>`pragma busy_timeout`.execute(h.store.db);
+          assert.deepEqual(timeout.rows, [{ timeout: 5000 }], "the connection's busy_timeout is as it was");
+          reader.exec('commit');
+        } finally {
+          reader.close();
+        }
+        assert.equal((await redact(second.sessionId)).statusCode, 200);
+        assertNotInFiles(h, [`${PERSONAL.clientReference}-a`, `${PERSONAL.clientReference}-b`]);
+      },
+    );
 
     test('redacting again changes nothing and emits no second event', async () => {
       const session = await completedSession();

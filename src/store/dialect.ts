@@ -46,18 +46,29 @@ export interface ErasureStrategy {
   afterSweep(db: Kysely<any>, tables: readonly string[]): Promise<void>;
 }
 
+/** How long a SQLite checkpoint waits for another process's readers (the connection is blocked meanwhile). */
+const CHECKPOINT_BUSY_MS = 250;
+
 /**
  * SQLite: the connection runs with `secure_delete` on (store/db.ts), so a row's old content is
  * zeroed in the database file as it is rewritten; but the WAL still holds every earlier image of
  * the page. A TRUNCATE checkpoint copies the newest pages into the file and empties the WAL (a
- * RESTART or PASSIVE one leaves the old frames in place until they are overwritten). It waits
- * up to busy_timeout for readers of an older snapshot (another process); if they outlast it, the
- * WAL is left as it is and the next batch's checkpoint empties it.
+ * RESTART or PASSIVE one leaves the old frames in place until they are overwritten). It must wait
+ * for readers of an older snapshot (another process: the CLI, a backup), and better-sqlite3 waits
+ * on the event loop's thread; so it waits CHECKPOINT_BUSY_MS, not the connection's busy_timeout,
+ * and if they outlast that the WAL is left as it is and the next batch's checkpoint empties it.
  */
 const SQLITE_ERASURE: ErasureStrategy = {
-  afterBatch: async (db) => {
-    await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db);
-  },
+  afterBatch: (db) =>
+    db.connection().execute(async (connection) => {
+      const [setting] = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(connection)).rows;
+      await sql`pragma busy_timeout = ${sql.lit(CHECKPOINT_BUSY_MS)}`.execute(connection);
+      try {
+        await sql`pragma wal_checkpoint(TRUNCATE)`.execute(connection);
+      } finally {
+        await sql`pragma busy_timeout = ${sql.lit(Number(setting?.timeout ?? 0))}`.execute(connection);
+      }
+    }),
   afterSweep: async () => {},
 };
 
