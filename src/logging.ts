@@ -21,7 +21,7 @@ const REDACTED = '[redacted]';
  * in URLs. The service reads no credential from a query string (operator and API keys come only
  * in `Authorization`), but a client that sends one there still must not leave it in a log.
  */
-export const CREDENTIAL_PARAMETERS: readonly string[] = [
+const CREDENTIAL_PARAMETERS: readonly string[] = [
   'access_token',
   'api_key',
   'apikey',

@@ -83,7 +83,7 @@ export interface RetentionOutcome {
  * redacted a session, and after dropping attempt bodies, the erased values' older copies are
  * removed from the database's files as far as the dialect allows; a run that rewrote rows ends
  * with a VACUUM of the tables it rewrote on PostgreSQL (store/erasure.ts). A run that rewrote
- * nothing, the common case between sweeps, costs no checkpoint and no VACUUM.
+ * nothing costs no checkpoint and no VACUUM.
  */
 export async function applyResultRetention(
   deps: ServiceDeps,
