@@ -3,7 +3,9 @@
  * Every line passes {@link redactSecrets} on its way out, whatever logged it (a route, Fastify, the
  * worker, a library's error message): wallet nonces and OpenID4VP request tokens and response codes
  * authorize a wallet and API keys, webhook
- * secrets and bearer tokens authorize everything else, so none of them may reach a log.
+ * secrets and bearer tokens authorize everything else, so none of them may reach a log. Nor may
+ * the value of a query parameter whose name says it is a credential (`?access_token=`, `?key=`,
+ * …), whoever sent it and wherever the URL is quoted.
  */
 import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import pretty from 'pino-pretty';
@@ -12,6 +14,54 @@ import type { Config } from './config.ts';
 export type LogFormat = 'json' | 'pretty';
 
 const REDACTED = '[redacted]';
+
+/**
+ * Query parameters whose value is a credential, by name, compared without case: ours (`nonce`,
+ * OpenID4VP's `token` and `response_code`) and those clients, OAuth, OpenID Connect and SAML put
+ * in URLs. The service reads no credential from a query string (operator and API keys come only
+ * in `Authorization`), but a client that sends one there still must not leave it in a log.
+ */
+const CREDENTIAL_PARAMETERS: readonly string[] = [
+  'access_token',
+  'api_key',
+  'apikey',
+  'key',
+  'secret',
+  'password',
+  'client_secret',
+  'code',
+  'token',
+  'response_code',
+  'nonce',
+  'SAMLResponse',
+  'id_token',
+];
+const CREDENTIAL_NAMES = new Set(CREDENTIAL_PARAMETERS.map((name) => name.toLowerCase()));
+
+/** Whether a query parameter's name, as written (perhaps percent-encoded), is a credential's. */
+function isCredentialParameter(name: string): boolean {
+  let decoded = name;
+  try {
+    decoded = decodeURIComponent(name.replace(/\+/g, ' '));
+  } catch {
+    // Not valid percent-encoding: compare the name as written.
+  }
+  return CREDENTIAL_NAMES.has(decoded.toLowerCase());
+}
+
+/** `text` with the value of every `name=value` that `parameter` finds replaced when the name is a credential's. */
+function redactCredentialParameters(text: string, parameter: RegExp): string {
+  return text.replace(parameter, (match, separator: string, name: string) =>
+    isCredentialParameter(name) ? `${separator}${name}=${REDACTED}` : match,
+  );
+}
+
+/** A parameter inside a line: the name and value stop at `"` and `\` (the end of a JSON string). */
+const PARAMETER_IN_LINE = /([?&#])([^=&#?\s"\\]+)=[^&#\s"\\]*/g;
+/** A parameter of a request's URL, as the server received it. */
+const PARAMETER_IN_URL = /([?&])([^=&#?]+)=[^&#]*/g;
+/** The credential names as a regular expression alternation (they are plain words). */
+const CREDENTIAL_ALTERNATION = CREDENTIAL_PARAMETERS.join('|');
 
 /**
  * Secret shapes, replaced wherever they occur in a serialized line. The patterns stop at `"` and
@@ -25,25 +75,27 @@ const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
   // Session challenge nonces (`nonce_` + 43 base64url characters); error codes such as
   // `nonce_mismatch` are too short to match.
   [/\bnonce_[0-9A-Za-z_-]{16,}/g, `nonce_${REDACTED}`],
-  // `nonce=`, and OpenID4VP's request `token=` and `response_code=` (each derived from the session's
-  // nonce, each answers for the wallet), in a query string or a qrPayload, whatever the value.
-  [/([?&](?:nonce|token|response_code)=)[^&#\s"\\]*/g, `$1${REDACTED}`],
-  // The same inside a URL-encoded URL: the request_uri of an openid4vpUri (`%3Ftoken%3D…`).
-  [/(%3F|%26)(nonce|token|response_code)%3D(?:(?!%26|%23)[^&#\s"\\])*/gi, `$1$2%3D${REDACTED}`],
+  // A credential-like parameter inside a URL-encoded URL: the request_uri of an openid4vpUri
+  // (`%3Ftoken%3D…`), a redirect a library quotes. (Plain query strings: redactSecrets.)
+  [new RegExp(`(%3F|%26)(${CREDENTIAL_ALTERNATION})%3D(?:(?!%26|%23)[^&#\\s"\\\\])*`, 'gi'), `$1$2%3D${REDACTED}`],
   // Authorization header values: Bearer (API keys, admin and metrics tokens) and Basic.
   [/\b(Bearer|Basic)\s+[^\s"\\]+/gi, `$1 ${REDACTED}`],
 ];
 
-/** `text` with every nonce, API key, webhook secret and bearer token replaced by a marker. */
+/**
+ * `text` with every nonce, API key, webhook secret and bearer token replaced by a marker, and the
+ * value of every credential-like query parameter (in a query string or a qrPayload, whatever the
+ * value's shape).
+ */
 export function redactSecrets(text: string): string {
-  let out = text;
+  let out = redactCredentialParameters(text, PARAMETER_IN_LINE);
   for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement);
   return out;
 }
 
-/** A URL as logged: the `nonce`, `token` and `response_code` query values removed, whatever their shape. */
+/** A URL as logged: the values of credential-like query parameters removed, whatever their shape. */
 export function loggableUrl(url: string): string {
-  return url.replace(/([?&](?:nonce|token|response_code)=)[^&#]*/g, `$1${REDACTED}`);
+  return url.includes('=') ? redactCredentialParameters(url, PARAMETER_IN_URL) : url;
 }
 
 /**

@@ -76,6 +76,18 @@ describe('redaction', () => {
     assert.equal(loggableUrl(`/verify/sess_1?response_code=${code}`), '/verify/sess_1?response_code=[redacted]');
   });
 
+  test('the logged URL loses every credential-like parameter, by its name in any case or encoding', () => {
+    assert.equal(
+      loggableUrl('/cb?state=s1&Access_Token=a1&access%5Ftoken=a2&SAMLRESPONSE=PHN%2B&monkey=m1&code=c1#f'),
+      '/cb?state=s1&Access_Token=[redacted]&access%5Ftoken=[redacted]&SAMLRESPONSE=[redacted]&monkey=m1&code=[redacted]#f',
+    );
+    assert.equal(loggableUrl('/cb?key=&password=p%ZZ'), '/cb?key=[redacted]&password=[redacted]');
+    const nested = `https://x.example/?next=${encodeURIComponent('https://y.example/cb?a=1&client_secret=cs1&b=2')}`;
+    const out = redactSecrets(JSON.stringify({ nested }));
+    assert.ok(!out.includes('cs1'), out);
+    assert.ok(out.includes('%26client_secret%3D[redacted]%26b%3D2'), out);
+  });
+
   test('objects logged with secret fields are censored by name, before the pattern scan', () => {
     const { lines, logger } = capture();
     logger.info({ secret: 'plain-looking', nested: { token: 'also-plain', nonce: 'xyz' } }, 'm');
@@ -278,6 +290,114 @@ forEachDialect('the access log, off by default', (dialect) => {
       child.mock.restore();
     }
   });
+});
+
+/**
+ * Query parameters whose names say they carry a credential (issue 24, item 7): a client that puts
+ * its token in the URL, an OAuth or SAML callback, a wrong admin token sent as `?access_token=`.
+ * Their values never reach a line, on any route, at any level; their names do, with the marker.
+ */
+const CREDENTIAL_PARAMETERS = [
+  'access_token',
+  'api_key',
+  'apikey',
+  'key',
+  'secret',
+  'password',
+  'client_secret',
+  'code',
+  'token',
+  'response_code',
+  'nonce',
+  'SAMLResponse',
+  'id_token',
+];
+
+forEachDialect('credentials in query strings', (dialect) => {
+  for (const level of ['trace', 'info'] as const) {
+    describe(`LOG_LEVEL=${level}, ACCESS_LOG=true`, () => {
+      let h: Harness;
+      let tenant: Tenant;
+      const { lines, logger } = capture(level);
+      const adminToken = 'admin-token-0123456789abcdef';
+      before(async () => {
+        h = await startHarness(dialect, { ACCESS_LOG: 'true', ADMIN_TOKEN: adminToken }, { logger });
+        // A fault whose error quotes the URL, as a library's message may: the error line too.
+        h.app.get('/test-only/fault', async (request) => {
+          throw new Error(`upstream refused ${request.url}`);
+        });
+        tenant = await h.bootstrap('sandbox');
+      });
+      after(() => h.close());
+
+      test('every credential-like parameter is logged by name with its value redacted, on every route', async () => {
+        const sent: Array<{ name: string; value: string }> = [];
+        const send = async (path: string, name: string, headers: Record<string, string> = {}) => {
+          // Unique per request: a value found in the log says which request leaked it.
+          const value = `leak${sent.length}x${Math.random().toString(36).slice(2, 10)}`;
+          sent.push({ name, value });
+          const res = await h.app.inject({
+            method: 'GET',
+            url: `${path}?keep=visible&${name}=${value}&after=also-visible`,
+            headers,
+          });
+          return res.statusCode;
+        };
+        // A wrong admin token as ?access_token= on an admin route (ADMIN_TOKEN is set): a 401.
+        assert.equal(await send('/admin/v1/organizations', 'access_token', { authorization: 'Bearer wrong' }), 401);
+        assert.equal(await send('/admin/v1/organizations', 'access_token'), 401);
+        for (const name of CREDENTIAL_PARAMETERS) {
+          for (const variant of [name, name.toUpperCase()]) {
+            assert.equal(await send('/healthz', variant), 200);
+            assert.equal(await send('/no/such/route', variant), 404);
+            assert.equal(await send('/org/v1/apps', variant, tenant.auth), 400, 'an unknown query parameter');
+            assert.equal(
+              await send('/admin/v1/organizations', variant, { authorization: `Bearer ${adminToken}` }),
+              400,
+            );
+            assert.equal(await send('/test-only/fault', variant), 500);
+          }
+        }
+        // A name sent percent-encoded is the same parameter once decoded.
+        assert.equal(await send('/healthz', 'access%5Ftoken'), 200);
+
+        const all = lines.join('');
+        for (const { name, value } of sent) {
+          assert.ok(!all.includes(value), `the value of ?${name}= is in the log`);
+          assert.ok(all.includes(`${name}=[redacted]`), `?${name}= is logged by name, redacted`);
+        }
+        const records = parsed(lines);
+        const requestLines = records.filter((r) => r.msg === 'request');
+        assert.equal(requestLines.length, sent.length, 'one access line per request');
+        assert.ok(
+          requestLines.every((r) => /\?keep=visible&[^&]+=\[redacted\]&after=also-visible$/.test(String(r.url))),
+        );
+        assert.equal(records.filter((r) => r.msg === 'request failed').length, CREDENTIAL_PARAMETERS.length * 2);
+        if (level === 'trace')
+          assert.equal(records.filter((r) => r.msg === 'request received').length, sent.length, 'debug lines too');
+      });
+
+      test('parameters that only look alike are kept', async () => {
+        await h.app.inject({ method: 'GET', url: '/healthz?monkey=banana&keys=ring&codename=zulu&tokens=3' });
+        const last = parsed(lines)
+          .filter((r) => r.msg === 'request')
+          .at(-1)!;
+        assert.equal(last.url, '/healthz?monkey=banana&keys=ring&codename=zulu&tokens=3');
+      });
+
+      test('a line that quotes a URL with a credential-like parameter is redacted, whoever wrote it', () => {
+        logger.error(
+          { err: new Error('GET https://status.example/list?api_key=leaked-api-key-1&v=2 failed') },
+          'fetch failed: https://idp.example/cb?SAMLResponse=PHNhbWw%2BbGVha2Vk&RelayState=r',
+        );
+        const out = lines.at(-1)!;
+        assert.ok(!out.includes('leaked-api-key-1'), out);
+        assert.ok(!out.includes('PHNhbWw'), out);
+        assert.ok(out.includes('api_key=[redacted]&v=2'), out);
+        assert.ok(out.includes('SAMLResponse=[redacted]&RelayState=r'), out);
+      });
+    });
+  }
 });
 
 forEachDialect('request ids', (dialect) => {

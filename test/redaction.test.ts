@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import SqliteDatabase from 'better-sqlite3';
+import { sql } from 'kysely';
 import { REDACTED_WARNING_MESSAGE, redactedDocument, redactedEventData } from '../src/domain/redaction.ts';
 import { applyResultRetention } from '../src/services/redaction.ts';
 import { jsonTextField } from '../src/store/dialect.ts';
-import { dumpDatabase } from './support/dump.ts';
+import { dumpDatabase, rawDatabaseFiles } from './support/dump.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import {
   buildPresentation,
@@ -41,6 +43,20 @@ const WARNING = {
 };
 
 const ALL_CLAIMS = ['is_active_student', 'university_domain', 'academic_level', 'valid_until'] as const;
+
+/**
+ * SQLite: none of `values` is in the database file or its WAL, byte for byte: not in a row, nor
+ * in a page's free space, a freed page or an old page image that no query sees. (PostgreSQL's
+ * files are the server's; its suite checks that retention vacuums instead.)
+ */
+function assertNotInFiles(h: Harness, values: readonly string[]): void {
+  const files = rawDatabaseFiles(h.testStore);
+  if (!files) return;
+  for (const value of values) {
+    assert.ok(!files.main.includes(value), `still in the database file: ${value}`);
+    assert.ok(!files.wal.includes(value), `still in the write-ahead log: ${value}`);
+  }
+}
 
 forEachDialect('session redaction', (dialect) => {
   let h: Harness;
@@ -124,6 +140,11 @@ forEachDialect('session redaction', (dialect) => {
       const beforeOutsideRegistry = await dumpDatabase(h.testStore, { except: ['issuers'] });
       for (const value of Object.values(UNIVERSITY))
         assert.ok(beforeOutsideRegistry.includes(value), `stored before: ${value}`);
+      // And the raw files hold them: the grep below can see what it looks for.
+      const filesBefore = rawDatabaseFiles(h.testStore);
+      if (filesBefore)
+        for (const value of [PERSONAL.metadataValue, PERSONAL.clientReference])
+          assert.ok((filesBefore.main + filesBefore.wal).includes(value), `in the files before: ${value}`);
 
       const kept = (await getSession(h, tenant, session.sessionId)).json().data;
       h.clock.advance(60_000);
@@ -156,6 +177,7 @@ forEachDialect('session redaction', (dialect) => {
       const afterOutsideRegistry = await dumpDatabase(h.testStore, { except: ['issuers'] });
       for (const value of Object.values(UNIVERSITY))
         assert.ok(!afterOutsideRegistry.includes(value), `still stored outside the registry: ${value}`);
+      assertNotInFiles(h, Object.values(PERSONAL));
 
       // The completed event says it was redacted; the redaction has an event of its own.
       const sessionEvents = await events(session.sessionId);
@@ -251,7 +273,35 @@ forEachDialect('session redaction', (dialect) => {
       const dump = await dumpDatabase(h.testStore);
       assert.ok(!dump.includes(PERSONAL.metadataValue));
       assert.ok(!dump.includes(PERSONAL.clientReference));
+      assertNotInFiles(h, [PERSONAL.metadataValue, PERSONAL.clientReference]);
     });
+
+    test(
+      'SQLite: a reader in another process holds the WAL back for a moment, the next redaction empties it',
+      { skip: dialect !== 'sqlite' && 'SQLite only: a WAL checkpoint' },
+      async () => {
+        const path = h.testStore.url.replace(/^sqlite:/, '');
+        const first = await createSession(h, tenant, { clientReference: `${PERSONAL.clientReference}-a` });
+        const second = await createSession(h, tenant, { clientReference: `${PERSONAL.clientReference}-b` });
+        h.clock.advance(24 * 60 * 60 * 1000);
+        // Another process (the CLI, a backup) reads from a snapshot taken before the redaction.
+        const reader = new SqliteDatabase(path, { readonly: true });
+        try {
+          reader.exec('begin');
+          reader.prepare('select count(*) from sessions').get();
+          assert.equal((await redact(first.sessionId)).statusCode, 200);
+          // The checkpoint gave up waiting for it (250 ms, not the connection's 5 s).
+          assert.ok(rawDatabaseFiles(h.testStore)!.wal.includes(`${PERSONAL.clientReference}-a`), 'kept in the WAL');
+          const timeout = await sql<{ timeout: number }>`pragma busy_timeout`.execute(h.store.db);
+          assert.deepEqual(timeout.rows, [{ timeout: 5000 }], "the connection's busy_timeout is as it was");
+          reader.exec('commit');
+        } finally {
+          reader.close();
+        }
+        assert.equal((await redact(second.sessionId)).statusCode, 200);
+        assertNotInFiles(h, [`${PERSONAL.clientReference}-a`, `${PERSONAL.clientReference}-b`]);
+      },
+    );
 
     test('redacting again changes nothing and emits no second event', async () => {
       const session = await completedSession();
@@ -310,6 +360,27 @@ forEachDialect('session redaction', (dialect) => {
   });
 
   describe('RESULT_RETENTION_DAYS (the sweeper)', () => {
+    /**
+     * PostgreSQL: how often each table of the test's schema has been vacuumed by a VACUUM command
+     * (autovacuum counts apart), from the server's statistics; undefined on SQLite.
+     */
+    const vacuumCounts = async (): Promise<Record<string, number> | undefined> => {
+      const { schema } = h.testStore;
+      if (!schema) return undefined;
+      const rows = (
+        await sql<{ table: string; count: number }>`
+          select relname as table, vacuum_count as count from pg_stat_user_tables where schemaname = ${schema}`.execute(
+          h.store.db,
+        )
+      ).rows;
+      return Object.fromEntries(rows.map((row) => [row.table, Number(row.count)]));
+    };
+    /** The tables vacuumed between two readings of {@link vacuumCounts}. */
+    const vacuumedBetween = (before?: Record<string, number>, after?: Record<string, number>) =>
+      Object.keys(after ?? {})
+        .filter((table) => after![table] > (before![table] ?? 0))
+        .sort();
+
     before(async () => {
       tenant = await h.bootstrap('sandbox');
       await createEndpoint(h, tenant, receiver.url, ['verification.completed', 'verification.redacted']);
@@ -346,7 +417,14 @@ forEachDialect('session redaction', (dialect) => {
       assert.equal((await getSession(h, tenant, session.sessionId)).json().data.redacted, false);
 
       h.clock.set(new Date(endedBy + 2 * DAY_MS));
+      const countsBefore = await vacuumCounts();
       assert.ok((await applyResultRetention(h.services)).sessions >= 1);
+      if (countsBefore)
+        assert.deepEqual(
+          vacuumedBetween(countsBefore, await vacuumCounts()),
+          ['events', 'idempotency_keys', 'sessions', 'webhook_attempts'],
+          'a run that redacted sessions vacuums the tables a redaction rewrites',
+        );
       const swept = (await getSession(h, tenant, session.sessionId)).json().data;
       assert.equal(swept.redacted, true);
       assert.equal(swept.redactedAt, h.clock.now().toISOString());
@@ -365,7 +443,15 @@ forEachDialect('session redaction', (dialect) => {
 
       const dump = await dumpDatabase(h.testStore);
       for (const value of Object.values(PERSONAL)) assert.ok(!dump.includes(value), `still stored: ${value}`);
+      assertNotInFiles(h, Object.values(PERSONAL));
+      const countsIdle = await vacuumCounts();
       assert.deepEqual(await applyResultRetention(h.services), { sessions: 0, attemptBodies: 0 }, 'nothing left');
+      if (countsIdle)
+        assert.deepEqual(
+          vacuumedBetween(countsIdle, await vacuumCounts()),
+          [],
+          'a run that rewrote nothing vacuums nothing',
+        );
     });
 
     test("attempts' response bodies older than the window are dropped, younger ones kept", async () => {
@@ -400,8 +486,15 @@ forEachDialect('session redaction', (dialect) => {
       const now = h.clock.now().getTime();
       await insertAttempt('old', new Date(now - 2 * DAY_MS - 1));
       await insertAttempt('young', new Date(now - 2 * DAY_MS));
+      const countsBefore = await vacuumCounts();
       const outcome = await applyResultRetention(h.services);
       assert.equal(outcome.attemptBodies, 1);
+      if (countsBefore)
+        assert.deepEqual(
+          vacuumedBetween(countsBefore, await vacuumCounts()),
+          ['webhook_attempts'],
+          'a run that only dropped attempt bodies vacuums webhook_attempts alone',
+        );
       const bodies = await h.store.db
         .selectFrom('webhook_attempts')
         .select(['id', 'response_body'])

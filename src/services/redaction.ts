@@ -4,6 +4,7 @@ import { canRedact, redactedDocument, redactedEventData, redactedResult } from '
 import { effectiveStatus } from '../domain/session-state.ts';
 import type { Session } from '../domain/session.ts';
 import { invalidState } from '../errors.ts';
+import { afterRedactionBatch, afterRetentionSweep, REDACTION_TABLES } from '../store/erasure.ts';
 import { redactSessionEvents } from '../store/events.ts';
 import { redactStoredResponses } from '../store/idempotency.ts';
 import { dueForRetention, findSession, redactSessionRow } from '../store/sessions.ts';
@@ -58,7 +59,10 @@ export async function redactSessionForCaller(deps: ServiceDeps, principal: Princ
     const status = effectiveStatus(session.status, session.expiresAt, now);
     throw invalidState(`Cannot redact a ${status} session: cancel it first, or wait until it ends.`);
   }
-  if (await redact(deps, session, now.toISOString())) deps.metrics.sessionRedacted({ trigger: 'request' });
+  if (await redact(deps, session, now.toISOString())) {
+    deps.metrics.sessionRedacted({ trigger: 'request' });
+    await afterRedactionBatch(deps.db);
+  }
   return (await findSession(deps.db, session.id))!;
 }
 
@@ -75,7 +79,11 @@ export interface RetentionOutcome {
  * bodies of webhook attempts older than the same window. A session ends at `expiresAt` at the
  * latest, so its data is kept at least the window after it ended, and at most its lifetime (15
  * minutes) longer. At most `maxBatches` batches per run; the next run carries on. Any number of
- * processes may run it: a session another one redacted first is skipped.
+ * processes may run it: a session another one redacted first is skipped. After each batch that
+ * redacted a session, and after dropping attempt bodies, the erased values' older copies are
+ * removed from the database's files as far as the dialect allows; a run that rewrote rows ends
+ * with a VACUUM of the tables it rewrote on PostgreSQL (store/erasure.ts). A run that rewrote
+ * nothing costs no checkpoint and no VACUUM.
  */
 export async function applyResultRetention(
   deps: ServiceDeps,
@@ -88,13 +96,18 @@ export async function applyResultRetention(
   let sessions = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
     const due = await dueForRetention(deps.db, cutoff, batchSize);
+    let redacted = 0;
     for (const session of due) {
       if (!(await redact(deps, session, now.toISOString()))) continue;
-      sessions++;
+      redacted++;
       deps.metrics.sessionRedacted({ trigger: 'retention' });
     }
+    if (redacted > 0) await afterRedactionBatch(deps.db);
+    sessions += redacted;
     if (due.length < batchSize) break;
   }
   const attemptBodies = await clearAttemptBodiesBefore(deps.db, cutoff);
+  if (attemptBodies > 0) await afterRedactionBatch(deps.db);
+  await afterRetentionSweep(deps.db, sessions > 0 ? REDACTION_TABLES : attemptBodies > 0 ? ['webhook_attempts'] : []);
   return { sessions, attemptBodies };
 }

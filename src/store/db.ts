@@ -79,6 +79,9 @@ function openSqlite(url: string): Store {
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
+  // Deleted and overwritten content is zeroed in the file, not left in free space: a redacted
+  // session's old values must not be readable there (store/erasure.ts empties the WAL).
+  database.pragma('secure_delete = ON');
   const driver = new ImmediateSqliteDriver({ database });
   const db = new Kysely<Database>({
     dialect: {

@@ -28,7 +28,64 @@ export interface DialectCapabilities {
    * reads (and joins): a write and the read after it in one round trip.
    */
   writableCtes: boolean;
+  /** What it takes for erased values to leave the database's files (store/erasure.ts). */
+  erasure: ErasureStrategy;
 }
+
+/**
+ * After a redaction has overwritten values, older copies of them can remain where no query reads
+ * them: old page images in a write-ahead log, old row versions, free space. Each dialect does what
+ * it can about them, called by store/erasure.ts.
+ */
+export interface ErasureStrategy {
+  /** After each batch of redactions has committed; cheap enough to run after every one. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, as above
+  afterBatch(db: Kysely<any>): Promise<void>;
+  /** After a retention run that rewrote `tables` (plain table names of the store's schema). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, as above
+  afterSweep(db: Kysely<any>, tables: readonly string[]): Promise<void>;
+}
+
+/** How long a SQLite checkpoint waits for another process's readers (the connection is blocked meanwhile). */
+const CHECKPOINT_BUSY_MS = 250;
+
+/**
+ * SQLite: the connection runs with `secure_delete` on (store/db.ts), so a row's old content is
+ * zeroed in the database file as it is rewritten; but the WAL still holds every earlier image of
+ * the page. A TRUNCATE checkpoint copies the newest pages into the file and empties the WAL (a
+ * RESTART or PASSIVE one leaves the old frames in place until they are overwritten). It must wait
+ * for readers of an older snapshot (another process: the CLI, a backup), and better-sqlite3 waits
+ * on the event loop's thread; so it waits CHECKPOINT_BUSY_MS, not the connection's busy_timeout,
+ * and if they outlast that the WAL is left as it is and the next batch's checkpoint empties it.
+ */
+const SQLITE_ERASURE: ErasureStrategy = {
+  afterBatch: (db) =>
+    db.connection().execute(async (connection) => {
+      const [setting] = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(connection)).rows;
+      await sql`pragma busy_timeout = ${sql.lit(CHECKPOINT_BUSY_MS)}`.execute(connection);
+      try {
+        await sql`pragma wal_checkpoint(TRUNCATE)`.execute(connection);
+      } finally {
+        await sql`pragma busy_timeout = ${sql.lit(Number(setting?.timeout ?? 0))}`.execute(connection);
+      }
+    }),
+  afterSweep: async () => {},
+};
+
+/**
+ * PostgreSQL: an UPDATE leaves the old row version behind as a dead tuple until VACUUM removes
+ * it; nothing can empty the WAL on demand. A plain VACUUM (not FULL: no exclusive lock, no table
+ * rewrite) of the tables a retention run rewrote frees those versions' space for reuse. It cannot
+ * run inside a transaction: `db` must be the pool, not a transaction.
+ */
+const POSTGRES_ERASURE: ErasureStrategy = {
+  afterBatch: async () => {},
+  afterSweep: async (db, tables) => {
+    if (tables.length === 0) return;
+    if (tables.some((table) => !/^[a-z_]+$/.test(table))) throw new Error('afterSweep: plain table names only');
+    await sql`vacuum ${sql.join(tables.map((table) => sql.table(table)))}`.execute(db);
+  },
+};
 
 export const SQLITE: DialectCapabilities = {
   name: 'sqlite',
@@ -36,6 +93,7 @@ export const SQLITE: DialectCapabilities = {
   listenNotify: false,
   namedStatements: false,
   writableCtes: false,
+  erasure: SQLITE_ERASURE,
 };
 export const POSTGRES: DialectCapabilities = {
   name: 'postgres',
@@ -43,6 +101,7 @@ export const POSTGRES: DialectCapabilities = {
   listenNotify: true,
   namedStatements: true,
   writableCtes: true,
+  erasure: POSTGRES_ERASURE,
 };
 
 /** Capabilities of an open Kysely instance (migrations receive only the instance). */

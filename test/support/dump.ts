@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { TestStore } from './harness.ts';
 
@@ -52,4 +53,16 @@ function pgDumpAvailable(): boolean {
     }
   }
   return available;
+}
+
+/**
+ * SQLite only: the raw bytes of the database file and of its write-ahead log (`-wal`), as latin1
+ * text, for checking that an erased value is in neither: free space, freed pages and old page
+ * images included, which no query sees. Undefined on PostgreSQL (its files are the server's).
+ */
+export function rawDatabaseFiles(testStore: TestStore): { main: string; wal: string } | undefined {
+  if (!testStore.url.startsWith('sqlite:')) return undefined;
+  const path = testStore.url.replace(/^sqlite:(\/\/)?/, '');
+  const read = (file: string) => (existsSync(file) ? readFileSync(file).toString('latin1') : '');
+  return { main: read(path), wal: read(`${path}-wal`) };
 }
