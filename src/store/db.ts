@@ -21,6 +21,7 @@ import {
   type PreparingPgConfig,
   type DialectCapabilities,
 } from './dialect.ts';
+import { watchDiskOf } from './health-probe.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -92,6 +93,7 @@ function openSqlite(url: string): Store {
     },
   });
   allowDirectReads(db, driver);
+  watchDiskOf(db, path);
   return { db, capabilities: SQLITE, close: () => db.destroy() };
 }
 
