@@ -315,3 +315,57 @@ describe('unit of work', () => {
     ]);
   });
 });
+
+forEachDialect('unit of work cannot hang', (dialect) => {
+  let h: Harness;
+  let tenant: Tenant;
+  before(async () => {
+    h = await startHarness(dialect);
+    tenant = await h.bootstrap('sandbox');
+  });
+  after(() => h.close());
+
+  const source = () => ({ appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const });
+  const eventsOf = (sessionId: string) =>
+    h.store.db.selectFrom('events').select('id').where('session_id', '=', sessionId).execute();
+
+  test('a nested unit of work joins the outer transaction: one commit, or one rollback', async () => {
+    const { unitOfWork } = h.services;
+    await within(
+      10_000,
+      unitOfWork(async (outer) => {
+        await outer.record(source(), 'verification.completed', { sessionId: 'sess_nested_outer' });
+        await unitOfWork((inner) =>
+          inner.record(source(), 'verification.completed', { sessionId: 'sess_nested_inner' }),
+        );
+      }),
+      'the nested unit of work',
+    );
+    assert.equal((await eventsOf('sess_nested_inner')).length, 1);
+
+    // The inner one's writes roll back with the outer one: they were one transaction.
+    await assert.rejects(
+      within(
+        10_000,
+        unitOfWork(async () => {
+          await unitOfWork((inner) =>
+            inner.record(source(), 'verification.completed', { sessionId: 'sess_nested_gone' }),
+          );
+          throw new Error('outer fails after the inner one returned');
+        }),
+        'the failing nested unit of work',
+      ),
+      /outer fails/,
+    );
+    assert.equal((await eventsOf('sess_nested_gone')).length, 0);
+  });
+
+  test('a read through the root database inside a unit of work fails at once on SQLite, never hangs', async () => {
+    const read = h.services.unitOfWork(() => h.store.db.selectFrom('events').select('id').limit(1).execute());
+    if (dialect === 'sqlite') await assert.rejects(within(10_000, read, 'the read'), /use the unit of work's own db/);
+    // PostgreSQL reads on another connection of the pool: it works (outside the transaction).
+    else await within(10_000, read, 'the read');
+    // And the database is free again afterwards.
+    await within(10_000, h.store.db.selectFrom('events').select('id').limit(1).execute(), 'a read after');
+  });
+});

@@ -1,8 +1,10 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Clock } from '../domain/clock.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { EventEnvelope, EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import type { Db } from '../store/db.ts';
+import { insideTransactionOf } from '../store/dialect.ts';
 import type { NewDelivery } from '../store/webhook-deliveries.ts';
 import { notifyWorkers, subscribers, writeEvent } from '../webhooks/outbox.ts';
 import type { DeliveryWakeups } from '../webhooks/wake.ts';
@@ -43,6 +45,9 @@ export interface Work {
  */
 export type UnitOfWork = <T>(work: (w: Work) => Promise<T>) => Promise<T>;
 
+/** The unit of work under way in this async context, per root database: a nested call joins it. */
+const current = new AsyncLocalStorage<{ db: Db; work: Work }>();
+
 export function createUnitOfWork(deps: { db: Db; clock: Clock; wakeups: DeliveryWakeups }): UnitOfWork {
   const { clock } = deps;
   const envelope = (source: EventSource, type: EventType, data: Record<string, unknown>): EventEnvelope => ({
@@ -56,6 +61,12 @@ export function createUnitOfWork(deps: { db: Db; clock: Clock; wakeups: Delivery
 
   const { origin } = deps.wakeups;
   return async function unitOfWork<T>(work: (w: Work) => Promise<T>): Promise<T> {
+    // Called from inside another unit of work on the same database (a use case composed of
+    // others): join its transaction. A second transaction would wait forever on SQLite's one
+    // connection, which the outer one holds, and on PostgreSQL would commit apart from it. The
+    // events it records wake the workers when the outer one commits.
+    const outer = current.getStore();
+    if (outer?.db === deps.db) return work(outer.work);
     let due = false;
     // The endpoints of the deliveries enqueued here; unknown once deliveriesDue() was called.
     let endpoints: Set<string> | undefined = new Set();
@@ -85,7 +96,9 @@ export function createUnitOfWork(deps: { db: Db; clock: Clock; wakeups: Delivery
           endpoints = undefined;
         },
       };
-      const value = await work(w);
+      // Inside: a query through the root database (not w.db) fails at once on SQLite instead of
+      // waiting for the connection this transaction holds (store/dialect.ts).
+      const value = await current.run({ db: deps.db, work: w }, () => insideTransactionOf(deps.db, () => work(w)));
       if (dueUnannounced) await notifyWorkers(trx, undefined, origin);
       return value;
     });

@@ -9,6 +9,7 @@ import {
   type QueryResult,
   type RawBuilder,
 } from 'kysely';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 
 /**
@@ -202,6 +203,14 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
+    // SQLite has one connection: a query through the root instance from inside a transaction on
+    // it would wait for that transaction, which waits for the query. Say so instead of hanging.
+    const scope = transactionScope.getStore();
+    if (this.#held && scope?.open && directReaders.get(scope.db) === this)
+      throw new Error(
+        'A query through the root database inside a unit of work would wait forever for the ' +
+          "connection the unit of work holds: use the unit of work's own db (work.db).",
+      );
     await super.acquireConnection();
     this.#held = true;
     return this.#connection;
@@ -234,6 +243,24 @@ export class ImmediateSqliteDriver extends SqliteDriver {
    */
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     if (this.#database.inTransaction) await super.rollbackTransaction(connection);
+  }
+}
+
+/** The root database whose transaction the code in this async context runs inside. */
+const transactionScope = new AsyncLocalStorage<{ db: object; open: boolean }>();
+
+/**
+ * Runs `body` marked as inside a transaction of the root instance `db`: on SQLite, a query through
+ * `db` itself (instead of the transaction) then fails at once rather than deadlocking.
+ */
+export async function insideTransactionOf<T>(db: object, body: () => Promise<T>): Promise<T> {
+  // Closed when the body is done: a callback it left behind (a timer, a promise not awaited) runs
+  // in this context later, when another request may hold the connection, and must wait as usual.
+  const scope = { db, open: true };
+  try {
+    return await transactionScope.run(scope, body);
+  } finally {
+    scope.open = false;
   }
 }
 
