@@ -14,6 +14,7 @@ import { CachingIssuerPublications } from './issuer-publications.ts';
 import { localSandboxStatusLists, sandboxStatusListUri } from './sandbox-status-lists.ts';
 import { createGuardedDispatcher } from '../webhooks/ssrf.ts';
 import { createUnitOfWork, type UnitOfWork } from './unit-of-work.ts';
+import { configureOpenid4vpLibraries } from './openid4vp/library-config.ts';
 import { loadRequestSigner, type RequestSigner } from './openid4vp/signer.ts';
 
 /** What every use case needs, assembled once by the composition root and passed to every part. */
@@ -86,6 +87,7 @@ export function createServiceDeps(input: {
   /** The PostgreSQL pool (Store.pgPool), whose use the metrics report. */
   pool?: PoolStats;
 }): ServiceDeps {
+  configureOpenid4vpLibraries(input.config);
   const wakeups = new DeliveryWakeups();
   const { proofWorkers, proofQueueMax } = input.config;
   const pool = proofWorkers > 0 ? new ProofPool({ threads: proofWorkers, maxQueue: proofQueueMax }) : undefined;

@@ -6,7 +6,7 @@ import {
   JarmMode,
   type ParsedOpenid4vpAuthorizationResponse,
 } from '@openid4vc/openid4vp';
-import { setGlobalConfig, type CallbackContext, type Jwk } from '@openid4vc/oauth2';
+import { type CallbackContext, type Jwk } from '@openid4vc/oauth2';
 import { effectiveStatus } from '../../domain/session-state.ts';
 import type { Session } from '../../domain/session.ts';
 import { ApiError } from '../../errors.ts';
@@ -53,19 +53,8 @@ export class Openid4vpError extends Error {
 const invalidRequest = (description: string, reason?: string) =>
   new Openid4vpError(400, 'invalid_request', description, reason);
 
-/**
- * The libraries refuse http:// request and response URIs, as OpenID4VP requires in production. A
- * BASE_URL of http:// is local development (a wallet on the same machine, the tests): allowed
- * then, for the process (the library's setting is global). Never turned off again: an https
- * BASE_URL never produces an http URI anyway.
- */
-function allowHttpInDevelopment(deps: ServiceDeps): void {
-  if (deps.config.baseUrl.startsWith('http://')) setGlobalConfig({ allowInsecureUrls: true });
-}
-
 /** The session a request/response URI names, if its token is right (compared in constant time) and it is still open. */
 async function openSession(deps: ServiceDeps, sessionId: string, token: string): Promise<Session> {
-  allowHttpInDevelopment(deps);
   const session = await findSession(deps.db, sessionId);
   if (!session || !sameSecret(token, requestToken(session.challengeNonce)))
     throw new Openid4vpError(404, 'invalid_request', 'There is no such authorization request.');
