@@ -47,13 +47,13 @@ forEachDialect('webhook delivery in batches', (dialect) => {
         if (node.kind === 'InsertQueryNode' && node.into?.table.identifier.name === 'webhook_attempts')
           counts.attemptInserts++;
         // A claim, counted as it starts: the statement that holds the ranking of its candidates
-        // (only a claim numbers rows). On PostgreSQL that is a SELECT with the UPDATE in its WITH;
+        // (only a claim numbers rows: row_number, in its SQL). On PostgreSQL that is a SELECT with the UPDATE in its WITH;
         // the parts of a statement pass here too as they are built, each without a WITH.
         const claimStatement =
           dialect === 'postgres'
             ? node.kind === 'SelectQueryNode' && node.with !== undefined
             : node.kind === 'UpdateQueryNode';
-        if (claimStatement && JSON.stringify(node).includes('"row_number"')) counts.claims++;
+        if (claimStatement && JSON.stringify(node).includes('row_number')) counts.claims++;
         // The claim's read of whether anything is due: one row of deliveries whose endpoint is not
         // disabled, in no order (the claim's own candidates are ordered).
         if (

@@ -8,6 +8,7 @@ import * as redactionLookups from './0006_redaction_lookups.ts';
 import * as issuerTrust from './0007_issuer_trust.ts';
 import * as openid4vp from './0008_openid4vp.ts';
 import * as claimIndex from './0009_claim_index.ts';
+import * as claimByEndpoint from './0010_claim_by_endpoint.ts';
 
 /** Every migration, in order. Names are permanent: never rename or edit one that has shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007_issuer_trust': issuerTrust,
   '0008_openid4vp': openid4vp,
   '0009_claim_index': claimIndex,
+  '0010_claim_by_endpoint': claimByEndpoint,
 };
