@@ -172,7 +172,7 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     const slowAnswer = new Promise<void>((resolve) => (releaseSlow = resolve));
     slowReceiver.setDefaultResponse({ status: 200, after: slowAnswer });
     const slowEndpoint = await createEndpoint(h, tenant, slowReceiver.url);
-    // More queued than one claim ranks (4 per slot), all older than the other organization's.
+    // A long queue, all older than the other organization's (the claim once ranked only the 4 oldest per slot).
     const queued = 300;
     for (let i = 0; i < queued; i++) await emitEvent(h, tenant);
     const other = await h.bootstrap('sandbox');
