@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { claimPolicy } from '../src/domain/claim-plan.ts';
+import { claimDueDeliveries } from '../src/store/webhook-deliveries.ts';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_ENDPOINT, type DeliveryWorker } from '../src/webhooks/worker.ts';
 import { DEFAULT_TIMEOUT_MS } from '../src/webhooks/sender.ts';
 import { forEachDialect, startHarness, type Harness } from './support/harness.ts';
@@ -42,6 +43,8 @@ forEachDialect('fair claims beside endpoints that never answer', (dialect) => {
     await Promise.all(receivers.splice(0).map((r) => r.close()));
     await w?.stop();
     w = undefined;
+    await h.store.db.deleteFrom('webhook_attempts').execute();
+    await h.store.db.deleteFrom('webhook_deliveries').execute();
   });
   after(() => h.close());
 
@@ -112,5 +115,46 @@ forEachDialect('fair claims beside endpoints that never answer', (dialect) => {
     await waitUntil(async () => (await fastStatuses()).every((s) => s === 'succeeded'), 'the burst recorded');
     assert.deepEqual(await fastStatuses(), Array(65).fill('succeeded'));
     for (const hole of holes) assert.equal(await sendingTo(hole.endpointId), 1);
+  });
+  test("a claim ranks each endpoint's oldest due, round-robin across organizations, whatever is older elsewhere", async () => {
+    const receiver = await newReceiver();
+    // Each event a millisecond after the one before: each delivery is due after the one before.
+    const emitLater = async (tenant: Parameters<typeof emitEvent>[1]) => {
+      h.clock.advance(1);
+      await emitEvent(h, tenant);
+    };
+    // Organization X: one endpoint with 100 due, the oldest of all, and a second with 3.
+    const x = await h.bootstrap('sandbox');
+    const x1 = await createEndpoint(h, x, receiver.url);
+    for (let i = 0; i < 100; i++) await emitLater(x);
+    const xApp2 = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: x.auth,
+      payload: { name: 'Second' },
+    });
+    assert.equal(xApp2.statusCode, 201, xApp2.body);
+    const x2 = await createEndpoint(h, { ...x, appId: xApp2.json().data.id }, receiver.url);
+    for (let i = 0; i < 3; i++) await emitLater({ ...x, appId: xApp2.json().data.id });
+    // Organization Y: one endpoint with 3, the newest of all.
+    const y = await h.bootstrap('sandbox');
+    const y1 = await createEndpoint(h, y, receiver.url);
+    for (let i = 0; i < 3; i++) await emitLater(y);
+    const now = h.clock.now();
+    const claim = (token: string, limit: number) =>
+      claimDueDeliveries(h.store.db, {
+        now: now.toISOString(),
+        leaseUntil: new Date(now.getTime() + 10_000).toISOString(),
+        token,
+        limit,
+        perEndpoint: 16,
+      });
+    // Two slots: one per organization, though X's 103 are all older than Y's first.
+    const first = await claim('one', 2);
+    assert.deepEqual(first.map((d) => d.endpoint.id).sort(), [x1.id, y1.id].sort());
+    // Four more, turn by turn: each organization's next, X's alternating between its two endpoints.
+    const second = await claim('two', 4);
+    const count = (id: string) => second.filter((d) => d.endpoint.id === id).length;
+    assert.deepEqual([count(x1.id), count(x2.id), count(y1.id)], [1, 1, 2]);
   });
 });
