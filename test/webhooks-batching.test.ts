@@ -440,16 +440,17 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     const capped = await createEndpoint(h, tenant, receiver.url);
     for (let i = 0; i < 12; i++) await emitEvent(h, tenant);
     // A cap of 4 of 5 slots: one answer leaves the endpoint at 3, not back at half, so nothing
-    // refills it until a wake-up; the claim that wake-up makes ranks the 8 oldest due deliveries
-    // (4 per free slot), all the capped endpoint's, and takes it to its cap again.
+    // refills it until a wake-up; the claim that wake-up makes takes it to its cap again. (When
+    // the claim ranked only the 8 oldest due deliveries, 4 per free slot, all the capped
+    // endpoint's, only a look past it found the other's; it now ranks each endpoint's own.)
     const { w } = countingWorker({ maxPerEndpoint: 4, maxInFlight: 5 });
     await w.start();
     await within(5_000, receiver.waitForRequests(4), 'the endpoint to get its cap of four');
     gates[0].resolve();
     await waitUntil(async () => (await statusesOf(capped.id)).includes('succeeded'), 'the first answer recorded');
     await w.settled();
-    // The new delivery is the newest, beyond those 8: only a look past the endpoint finds it. The
-    // look at the start found nothing; this commit is news since.
+    // The new delivery is the newest, behind the capped endpoint's 8 still due. The look at the
+    // start found nothing; this commit is news since.
     const other = await h.bootstrap('sandbox');
     const otherReceiver = await newReceiver();
     const fresh = await createEndpoint(h, other, otherReceiver.url);
