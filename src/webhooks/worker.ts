@@ -116,7 +116,10 @@ export class DeliveryWorker {
   /** Endpoints whose last finished attempt timed out, none answered since (oldest first). */
   readonly #timedOut = new Set<string>();
   #loop: Promise<void> | undefined;
-  /** The last claim took every free slot: more may be due, so a freed slot should wake the loop. */
+  /**
+   * The last claim took all the plan let it (every free slot, or all but the reserve; a claim held
+   * to the reserve keeps what the one before it said): more may be due, so freed slots should wake the loop.
+   */
   #saturated = false;
   /**
    * Deliveries are known to be due (a commit of this process woke the worker for them, or an
