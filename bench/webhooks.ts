@@ -2,7 +2,8 @@
  * Webhook delivery, on SQLite and PostgreSQL: throughput, latency, fairness and crash recovery.
  *
  *   node --import tsx bench/webhooks.ts [--events 3000] [--producers 4] [--rate 100] [--paced 1000]
- *     [--slow-ms 2000] [--slow-queued 300] [--fair 200] [--kills 10] [--database sqlite,postgres] [--json]
+ *     [--slow-ms 2000] [--slow-queued 300] [--fair 200] [--black-holes 4] [--black-hole-queued 150]
+ *     [--black-hole-events 1000] [--kills 10] [--database sqlite,postgres] [--json]
  *
  * Each phase uses the real outbox (events recorded in a transaction), the real delivery worker,
  * signing, and undici to bare node:http receivers on loopback that parse the body:
@@ -21,6 +22,11 @@
  * - fairness: `--fair` events of organization Y at 50/s to a fast endpoint, alone, then again
  *   right after organization X queued `--slow-queued` events for an endpoint that answers in
  *   `--slow-ms`: Y's p50/p99 beside the slow endpoint against Y's alone;
+ * - black holes: `--black-hole-events` events of organization Y at 50/s to a fast endpoint,
+ *   alone, then again right after `--black-holes` other organizations queued
+ *   `--black-hole-queued` events each for endpoints that accept the connection and never answer
+ *   (each attempt runs into the sender's 10 s timeout): Y's commit→receipt p50/p99 beside them
+ *   against Y's alone. The default, 1,000 events at 50/s, spans two rounds of timeouts;
  * - recovery: two worker processes (`src/main.ts --role worker`, as operators run them, default
  *   WEBHOOK_LEASE_SECONDS), events at 100/s to a receiver answering in 50 ms, and `--kills`
  *   SIGKILLs (one every 1.5 s or so, alternating, each once its replacement is running): events
@@ -60,9 +66,12 @@ const { values } = parseArgs({
     'slow-ms': { type: 'string', default: '2000' },
     'slow-queued': { type: 'string', default: '300' },
     fair: { type: 'string', default: '200' },
+    'black-holes': { type: 'string', default: '4' },
+    'black-hole-queued': { type: 'string', default: '150' },
+    'black-hole-events': { type: 'string', default: '1000' },
     kills: { type: 'string', default: '10' },
     database: { type: 'string', default: 'sqlite,postgres' },
-    phases: { type: 'string', default: 'baseline,burst,drain,paced,fairness,recovery' },
+    phases: { type: 'string', default: 'baseline,burst,drain,paced,fairness,black-holes,recovery' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -73,6 +82,9 @@ const PACED = Number(values.paced);
 const SLOW_MS = Number(values['slow-ms']);
 const SLOW_QUEUED = Number(values['slow-queued']);
 const FAIR = Number(values.fair);
+const BLACK_HOLES = Number(values['black-holes']);
+const BLACK_HOLE_QUEUED = Number(values['black-hole-queued']);
+const BLACK_HOLE_EVENTS = Number(values['black-hole-events']);
 const KILLS = Number(values.kills);
 const PHASES = new Set(values.phases.split(',').map((p) => p.trim()));
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
@@ -364,6 +376,49 @@ async function fairness(dialect: 'sqlite' | 'postgres') {
   return { alone, beside };
 }
 
+/** A receiver that accepts the connection, reads the request and never answers. */
+async function startBlackHole() {
+  const server = createServer((req) => req.resume());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** Organization Y's fast endpoint at 50 events/s, alone, then beside `BLACK_HOLES` organizations' silent endpoints with queues. */
+async function blackHoles(dialect: 'sqlite' | 'postgres') {
+  const bench = await openBenchStore(dialect);
+  const { store } = bench;
+  const fast = await startReceiver();
+  const holes = await Promise.all(Array.from({ length: BLACK_HOLES }, () => startBlackHole()));
+  const services = createServiceDeps({ db: store.db, clock: systemClock, config });
+  const y = await tenantWithEndpoint(store, services, fast.url, 'Y');
+  const silent = [];
+  for (const [i, hole] of holes.entries())
+    silent.push(await tenantWithEndpoint(store, services, hole.url, `Silent ${i}`));
+  const worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
+  await worker.start();
+  await fast.waitFor(await paced(20, 100, y.emit), 30_000);
+  const aloneIds = await paced(BLACK_HOLE_EVENTS, 50, y.emit);
+  await fast.waitFor(aloneIds, 300_000);
+  const alone = latencies(aloneIds, y.committedAt, fast);
+  for (const x of silent) for (let i = 0; i < BLACK_HOLE_QUEUED; i++) await x.emit();
+  const besideIds = await paced(BLACK_HOLE_EVENTS, 50, y.emit);
+  await fast.waitFor(besideIds, 300_000);
+  const beside = latencies(besideIds, y.committedAt, fast);
+  // Closing the black holes ends their sends at once: the worker's stop need not wait for timeouts.
+  await Promise.all(holes.map((hole) => hole.close()));
+  await worker.stop();
+  await fast.close();
+  await bench.drop();
+  return { alone, beside };
+}
+
 interface WorkerProcess {
   child: ChildProcess;
   ready: Promise<void>;
@@ -479,7 +534,9 @@ async function main(): Promise<void> {
   log(`webhook delivery, ${cpus().length} cores, load ${load()}`);
   log(
     `burst: ${EVENTS} events from ${PRODUCERS} producers; paced: ${PACED} events at ${RATE}/s; ` +
-      `fairness: ${FAIR} events at 50/s beside ${SLOW_QUEUED} queued to a ${SLOW_MS} ms endpoint; recovery: ${KILLS} SIGKILLs at 100 events/s\n`,
+      `fairness: ${FAIR} events at 50/s beside ${SLOW_QUEUED} queued to a ${SLOW_MS} ms endpoint; ` +
+      `black holes: ${BLACK_HOLE_EVENTS} events at 50/s beside ${BLACK_HOLES} silent endpoints with ${BLACK_HOLE_QUEUED} queued each; ` +
+      `recovery: ${KILLS} SIGKILLs at 100 events/s\n`,
   );
   const json: Record<string, unknown> = {};
   if (PHASES.has('baseline')) {
@@ -534,6 +591,24 @@ async function main(): Promise<void> {
         beside_slow_p50_ms: f.beside.p50,
         beside_slow_p99_ms: f.beside.p99,
         p99_ratio: round((f.beside.p99 / f.alone.p99) * 100) / 100,
+      };
+    }
+    if (PHASES.has('black-holes') && BLACK_HOLES > 0) {
+      const b = await blackHoles(dialect);
+      log(
+        `${dialect} black holes: fast endpoint p50/p99 alone ${b.alone.p50}/${b.alone.p99} ms, beside ${BLACK_HOLES} black holes ` +
+          `${b.beside.p50}/${b.beside.p99} ms (max ${b.beside.max} ms, ${b.beside.received}/${b.beside.count} received)`,
+      );
+      out.black_holes = {
+        black_holes: BLACK_HOLES,
+        queued_each: BLACK_HOLE_QUEUED,
+        alone_p50_ms: b.alone.p50,
+        alone_p99_ms: b.alone.p99,
+        beside_p50_ms: b.beside.p50,
+        beside_p99_ms: b.beside.p99,
+        beside_max_ms: b.beside.max,
+        beside_received: b.beside.received,
+        p99_ratio: round((b.beside.p99 / b.alone.p99) * 100) / 100,
       };
     }
     if (PHASES.has('recovery')) {

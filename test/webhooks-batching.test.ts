@@ -47,13 +47,13 @@ forEachDialect('webhook delivery in batches', (dialect) => {
         if (node.kind === 'InsertQueryNode' && node.into?.table.identifier.name === 'webhook_attempts')
           counts.attemptInserts++;
         // A claim, counted as it starts: the statement that holds the ranking of its candidates
-        // (only a claim numbers rows). On PostgreSQL that is a SELECT with the UPDATE in its WITH;
+        // (only a claim numbers rows: row_number, in its SQL). On PostgreSQL that is a SELECT with the UPDATE in its WITH;
         // the parts of a statement pass here too as they are built, each without a WITH.
         const claimStatement =
           dialect === 'postgres'
             ? node.kind === 'SelectQueryNode' && node.with !== undefined
             : node.kind === 'UpdateQueryNode';
-        if (claimStatement && JSON.stringify(node).includes('"row_number"')) counts.claims++;
+        if (claimStatement && JSON.stringify(node).includes('row_number')) counts.claims++;
         // The claim's read of whether anything is due: one row of deliveries whose endpoint is not
         // disabled, in no order (the claim's own candidates are ordered).
         if (
@@ -172,7 +172,7 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     const slowAnswer = new Promise<void>((resolve) => (releaseSlow = resolve));
     slowReceiver.setDefaultResponse({ status: 200, after: slowAnswer });
     const slowEndpoint = await createEndpoint(h, tenant, slowReceiver.url);
-    // More queued than one claim ranks (4 per slot), all older than the other organization's.
+    // A long queue, all older than the other organization's (the claim once ranked only the 4 oldest per slot).
     const queued = 300;
     for (let i = 0; i < queued; i++) await emitEvent(h, tenant);
     const other = await h.bootstrap('sandbox');
@@ -440,16 +440,17 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     const capped = await createEndpoint(h, tenant, receiver.url);
     for (let i = 0; i < 12; i++) await emitEvent(h, tenant);
     // A cap of 4 of 5 slots: one answer leaves the endpoint at 3, not back at half, so nothing
-    // refills it until a wake-up; the claim that wake-up makes ranks the 8 oldest due deliveries
-    // (4 per free slot), all the capped endpoint's, and takes it to its cap again.
+    // refills it until a wake-up; the claim that wake-up makes takes it to its cap again. (When
+    // the claim ranked only the 8 oldest due deliveries, 4 per free slot, all the capped
+    // endpoint's, only a look past it found the other's; it now ranks each endpoint's own.)
     const { w } = countingWorker({ maxPerEndpoint: 4, maxInFlight: 5 });
     await w.start();
     await within(5_000, receiver.waitForRequests(4), 'the endpoint to get its cap of four');
     gates[0].resolve();
     await waitUntil(async () => (await statusesOf(capped.id)).includes('succeeded'), 'the first answer recorded');
     await w.settled();
-    // The new delivery is the newest, beyond those 8: only a look past the endpoint finds it. The
-    // look at the start found nothing; this commit is news since.
+    // The new delivery is the newest, behind the capped endpoint's 8 still due. The look at the
+    // start found nothing; this commit is news since.
     const other = await h.bootstrap('sandbox');
     const otherReceiver = await newReceiver();
     const fresh = await createEndpoint(h, other, otherReceiver.url);

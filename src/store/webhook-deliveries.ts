@@ -1,4 +1,4 @@
-import { sql, type QueryCreator } from 'kysely';
+import { sql, type QueryCreator, type RawBuilder } from 'kysely';
 import type { Environment } from '../domain/environment.ts';
 import type { EventEnvelope, EventType } from '../domain/events.ts';
 import type { Db } from './db.ts';
@@ -129,8 +129,23 @@ interface ClaimRow {
   data: string;
 }
 
-/** A claim ranks at most this many candidates per delivery it may take. */
-const CANDIDATES_PER_SLOT = 4;
+/**
+ * How a claim is made on a dialect, by name (a strategy, as kysely's adapters are):
+ * - `update-returning-join` (PostgreSQL): one statement, a named prepared statement whose text is
+ *   the same for every claim. Its UPDATE locks the chosen rows with SKIP LOCKED and checks them
+ *   again once locked, inside a WITH whose outer query reads what sending needs. Each endpoint's
+ *   first due rows come from a LATERAL read; the allowances are two arrays.
+ * - `update-then-read` (SQLite): the UPDATE in a BEGIN IMMEDIATE transaction (the statement holds
+ *   the database's write lock), then a read of what sending needs. Each endpoint's first due rows
+ *   come from a correlated subquery; the allowances are one JSON object.
+ */
+export type ClaimStrategy = 'update-returning-join' | 'update-then-read';
+
+/** The claim strategy of a dialect: the one place that maps capabilities to it. */
+export function claimStrategyOf(db: Db): ClaimStrategy {
+  const { skipLocked, writableCtes } = capabilitiesOf(db);
+  return skipLocked && writableCtes ? 'update-returning-join' : 'update-then-read';
+}
 
 /** What a claim is made with, as the values its query takes. */
 type ClaimValues = {
@@ -138,19 +153,73 @@ type ClaimValues = {
   leaseUntil: string;
   token: string;
   limit: number;
-  candidates: number;
+  /** How many of each endpoint's due deliveries are read: the largest allowance, at most the limit. */
+  heads: number;
+  /** The allowance of an endpoint not listed. */
   perEndpoint: number;
-  /** The worker's in-flight counts (PostgreSQL: two arrays, one statement for any counts). */
-  busyIds: string[];
-  busyCounts: number[];
-  /** The endpoints already at `perEndpoint`. */
+  /** The listed allowances (PostgreSQL: two arrays, one statement for any allowances). */
+  allowanceIds: string[];
+  allowanceCounts: number[];
+  /** The same as one JSON object (SQLite). */
+  allowanceJson: string;
+  /** The endpoints whose allowance is 0. */
   atCap: string[];
 };
+
+const claimableList = sql.join(CLAIMABLE.map((s) => sql.lit(s)));
+
+/**
+ * The ids a claim takes, ranked per endpoint rather than from one window of the oldest due rows
+ * (where a few endpoints with long queues filled the window, and every freed slot went back to
+ * them):
+ * 1. the endpoints that have any delivery due or leased: a walk of the partial index on
+ *    (endpoint_id, due_at), one step per endpoint, however long each one's queue;
+ * 2. of those, the enabled ones with an allowance (what the worker's plan lets it take there);
+ * 3. each one's oldest due deliveries (at most `heads`), numbered by their place in its queue;
+ * 4. those within their endpoint's allowance, numbered by their turn in their organization
+ *    (round-robin across its endpoints), then taken round-robin across organizations: first
+ *    turns first, older first among equal turns, up to the limit.
+ */
+function chosenIds(p: ClaimValues, strategy: ClaimStrategy) {
+  const postgres = strategy === 'update-returning-join';
+  const allowance = postgres
+    ? sql`coalesce((select a.n from unnest(${p.allowanceIds}::text[], ${p.allowanceCounts}::int[]) as a(id, n) where a.id = h.endpoint_id), ${p.perEndpoint})`
+    : sql`coalesce((select a.value from json_each(${p.allowanceJson}) as a where a.key = h.endpoint_id), ${p.perEndpoint})`;
+  const firstDue = (columns: RawBuilder<unknown>) =>
+    sql`select ${columns} from webhook_deliveries as q
+      where q.endpoint_id = r.endpoint_id and q.due_at is not null and q.due_at <= ${p.now} and q.status in (${claimableList})
+      order by q.due_at limit ${p.heads}`;
+  const candidates = postgres
+    ? sql`select c.id, c.due_at, r.endpoint_id, r.org_id, r.allowance from ready as r
+        cross join lateral (${firstDue(sql`q.id, q.due_at`)}) as c`
+    : sql`select d.id, d.due_at, r.endpoint_id, r.org_id, r.allowance from ready as r
+        join webhook_deliveries as d on d.id in (${firstDue(sql`q.id`)})`;
+  return sql<{ id: string }>`with recursive heads(endpoint_id) as (
+      select (select x.endpoint_id from webhook_deliveries as x where x.due_at is not null
+        order by x.endpoint_id limit 1)
+      union all
+      select (select x.endpoint_id from webhook_deliveries as x where x.due_at is not null
+        and x.endpoint_id > h.endpoint_id order by x.endpoint_id limit 1)
+      from heads as h where h.endpoint_id is not null
+    ), ready as (
+      select h.endpoint_id, e.org_id, ${allowance} as allowance
+      from heads as h join webhook_endpoints as e on e.id = h.endpoint_id
+      where e.enabled = 1
+    ), candidates as (${candidates}), placed as (
+      select id, due_at, org_id, allowance,
+        row_number() over (partition by endpoint_id order by due_at, id) as place
+      from candidates where allowance > 0
+    ), ranked as (
+      select id, due_at, row_number() over (partition by org_id order by place, due_at, id) as turn
+      from placed where place <= allowance
+    )
+    select id from ranked order by turn, due_at, id limit ${p.limit}`;
+}
 
 /**
  * The claim as one statement (PostgreSQL): an UPDATE of the chosen rows, locked with SKIP LOCKED and
  * checked again once locked, inside a WITH whose outer query reads what sending needs. Its text is
- * the same for every claim (the counts are arrays), so it runs as a named prepared statement:
+ * the same for every claim (the allowances are arrays), so it runs as a named prepared statement:
  * planning it on every claim cost 0.4 ms of the server's CPU, as much as running it. PostgreSQL
  * then keeps a generic plan per connection and makes it again when the table is analyzed
  * (autovacuum, on by default): without that, a plan made while the table was nearly empty stays.
@@ -158,7 +227,7 @@ type ClaimValues = {
 const claimQuery = (db: Db, p: ClaimValues) =>
   db
     .with('claimed', (q) =>
-      claimUpdate(q, p, chosenQuery(db, p, { skipLocked: true })).returning([
+      claimUpdate(q, p, lockedQuery(db, p)).returning([
         'id',
         'attempt_count',
         'lease_token',
@@ -173,12 +242,31 @@ const claimQuery = (db: Db, p: ClaimValues) =>
 const claimStatement = prepareQuery('claim_due_deliveries', claimQuery);
 
 /**
- * The due deliveries of enabled endpoints below their cap. Endpoints that are disabled are left
- * out by a NOT EXISTS rather than a join to the enabled ones: with a join the planner may drive the
- * scan from each endpoint through its index of every delivery it ever had (which it did, reading
- * an endpoint's whole history on each claim, when the table's statistics lagged behind a burst).
+ * PostgreSQL: the chosen rows locked, skipping rows another worker is claiming, and checked again
+ * once locked (the other worker may have claimed them and committed).
  */
-function dueQuery(db: Db, p: ClaimValues, arrays: boolean) {
+function lockedQuery(db: Db, p: ClaimValues) {
+  return (
+    db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      // The chosen ids as an array, looked up by primary key: as a semi-join the planner may
+      // drive it from the due rows instead, and compare every one with every chosen id.
+      .where(sql<boolean>`id = any(array(${chosenIds(p, 'update-returning-join')}))`)
+      .where('status', 'in', CLAIMABLE)
+      .where('due_at', '<=', p.now)
+      .forUpdate()
+      .skipLocked()
+  );
+}
+
+/**
+ * Whether anything is due to an endpoint that is not disabled and not at its cap (SQLite's cheap
+ * read before it takes the write lock). Disabled endpoints are left out by a NOT EXISTS rather
+ * than a join to the enabled ones: with a join the planner may drive the scan from each endpoint
+ * through its index of every delivery it ever had.
+ */
+function dueQuery(db: Db, p: ClaimValues) {
   let query = db
     .selectFrom('webhook_deliveries as d')
     .where('d.status', 'in', CLAIMABLE)
@@ -194,58 +282,20 @@ function dueQuery(db: Db, p: ClaimValues, arrays: boolean) {
         ),
       ),
     );
-  if (arrays) query = query.where(sql<boolean>`d.endpoint_id <> all(${p.atCap}::text[])`);
-  else if (p.atCap.length > 0) query = query.where('d.endpoint_id', 'not in', p.atCap);
+  if (p.atCap.length > 0) query = query.where('d.endpoint_id', 'not in', p.atCap);
   return query;
 }
 
-/**
- * What a claim takes: the oldest due deliveries of endpoints below their cap (a few times the batch,
- * so that the ranking reads a bounded set however long the backlog), ranked by their place in their
- * endpoint's queue after what this worker already sends there, round-robin, up to the batch.
- * PostgreSQL: lock what was chosen, skipping rows another worker is claiming, and check again once
- * locked that each is still due (the other worker may have claimed it and committed).
- */
-function chosenQuery(db: Db, p: ClaimValues, options: { skipLocked: boolean }) {
-  const candidates = dueQuery(db, p, options.skipLocked)
-    .select(['d.id', 'd.endpoint_id', 'd.due_at'])
-    .orderBy('d.due_at')
-    .limit(p.candidates)
-    .as('d');
-  const ranked = db
-    .selectFrom(candidates)
-    .select((eb) => [
-      'd.id',
-      'd.due_at',
-      eb.fn
-        .agg<number>('row_number')
-        .over((ob) => ob.partitionBy('d.endpoint_id').orderBy('d.due_at').orderBy('d.id'))
-        .as('place'),
-      (options.skipLocked ? busyFromArrays(p) : busyExpression(p)).as('busy'),
-    ])
-    .as('ranked');
-  const chosen = db
-    .selectFrom(ranked)
-    .select('ranked.id')
-    .where((eb) => eb(eb('ranked.place', '+', eb.ref('ranked.busy')), '<=', p.perEndpoint))
-    .orderBy('ranked.place')
-    .orderBy('ranked.due_at')
-    .limit(p.limit);
-  return options.skipLocked
-    ? db
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        // The chosen ids as an array, looked up by primary key: as a semi-join the planner may
-        // drive it from the due rows instead, and compare every one with every chosen id.
-        .where(sql<boolean>`id = any(array(${chosen}))`)
-        .where('status', 'in', CLAIMABLE)
-        .where('due_at', '<=', p.now)
-        .forUpdate()
-        .skipLocked()
-    : chosen;
+/** The chosen ids as a query of their own (SQLite: the ranking itself, as a derived table). */
+function chosenQuery(db: Db, p: ClaimValues) {
+  return db.selectFrom(sql<{ id: string }>`(${chosenIds(p, 'update-then-read')})`.as('chosen')).select('chosen.id');
 }
 
-function claimUpdate(q: QueryCreator<Database>, p: ClaimValues, target: ReturnType<typeof chosenQuery>) {
+function claimUpdate(
+  q: QueryCreator<Database>,
+  p: ClaimValues,
+  target: ReturnType<typeof lockedQuery> | ReturnType<typeof chosenQuery>,
+) {
   return q
     .updateTable('webhook_deliveries')
     .set((eb) => ({
@@ -259,11 +309,13 @@ function claimUpdate(q: QueryCreator<Database>, p: ClaimValues, target: ReturnTy
 }
 
 /**
- * Claims up to `limit` due deliveries of enabled endpoints, fairly: round-robin across endpoints
- * (each endpoint's oldest due first, then each one's second, …), and no more than
- * `perEndpoint` per endpoint counting those the worker already has in flight (`busy`), so a slow
- * endpoint with a long queue cannot take every slot of a worker. Each claimed delivery becomes
- * `sending` under a lease until `leaseUntil`, held by `token`, and counts one more attempt.
+ * Claims up to `limit` due deliveries of enabled endpoints, fairly: each endpoint's oldest due
+ * first, round-robin across organizations and across each organization's endpoints, and to each
+ * endpoint no more than its allowance: `allowances` where given, else `perEndpoint` less what the
+ * worker already has in flight there (`busy`). So a slow endpoint with a long queue can neither
+ * take every slot of a worker nor hide another endpoint's deliveries from the claim. The policy
+ * that sets the allowances is domain/claim-plan.ts. Each claimed delivery becomes `sending` under
+ * a lease until `leaseUntil`, held by `token`, and counts one more attempt.
  *
  * One UPDATE claims the whole batch. On PostgreSQL the rows are locked with SKIP LOCKED and
  * re-checked once locked, so concurrent workers claim disjoint sets without waiting for each other;
@@ -280,41 +332,45 @@ export async function claimDueDeliveries(
     perEndpoint?: number;
     /** Deliveries the worker already has in flight, by endpoint id. */
     busy?: ReadonlyMap<string, number>;
+    /** How many more each listed endpoint may get, whatever `perEndpoint` and `busy` say. */
+    allowances?: ReadonlyMap<string, number>;
     /** Skip the cheap read that avoids the write lock when nothing is due (the caller knows more is due). */
     knownDue?: boolean;
   },
 ): Promise<ClaimedDelivery[]> {
   if (claim.limit <= 0) return [];
-  const { skipLocked, writableCtes } = capabilitiesOf(db);
-  const perEndpoint = claim.perEndpoint ?? claim.limit;
-  const busy = [...(claim.busy ?? new Map<string, number>())].filter(([, n]) => n > 0);
+  const strategy = claimStrategyOf(db);
+  const perEndpoint = Math.max(0, Math.min(claim.perEndpoint ?? claim.limit, claim.limit));
+  const allowances = new Map<string, number>();
+  for (const [id, n] of claim.busy ?? []) if (n > 0) allowances.set(id, Math.max(0, perEndpoint - Math.trunc(n)));
+  for (const [id, n] of claim.allowances ?? []) allowances.set(id, Math.max(0, Math.min(Math.trunc(n), claim.limit)));
   const values: ClaimValues = {
     now: claim.now,
     leaseUntil: claim.leaseUntil,
     token: claim.token,
     limit: claim.limit,
-    candidates: claim.limit * CANDIDATES_PER_SLOT,
+    heads: Math.max(perEndpoint, ...allowances.values()),
     perEndpoint,
-    busyIds: busy.map(([id]) => id),
-    busyCounts: busy.map(([, n]) => Math.trunc(n)),
-    atCap: busy.filter(([, n]) => n >= perEndpoint).map(([id]) => id),
+    allowanceIds: [...allowances.keys()],
+    allowanceCounts: [...allowances.values()],
+    allowanceJson: JSON.stringify(Object.fromEntries(allowances)),
+    atCap: [...allowances].filter(([, n]) => n === 0).map(([id]) => id),
   };
+  if (values.heads === 0) return [];
   let rows: ClaimRow[];
-  if (skipLocked && writableCtes) {
+  if (strategy === 'update-returning-join') {
     // One statement, one round trip: a single statement is atomic on its own, so it needs no
     // transaction. A claim that finds nothing costs what a read first would: no lock, nothing written.
     rows = (await claimStatement.execute(db, values)).rows as ClaimRow[];
   } else {
     // A read first where a claim locks the whole database (SQLite): an idle worker polling must
     // not take the write lock every second.
-    if (!claim.knownDue && !(await dueQuery(db, values, false).select('d.id').limit(1).executeTakeFirst())) return [];
+    if (!claim.knownDue && !(await dueQuery(db, values).select('d.id').limit(1).executeTakeFirst())) return [];
     // In a transaction although it is one statement: on SQLite it begins IMMEDIATE, so it waits
     // for the write lock (busy_timeout) rather than fail when another process wrote since it began.
-    const claimed = await db.transaction().execute((trx) =>
-      claimUpdate(trx, values, chosenQuery(trx, values, { skipLocked: false }))
-        .returning(['id'])
-        .execute(),
-    );
+    const claimed = await db
+      .transaction()
+      .execute((trx) => claimUpdate(trx, values, chosenQuery(trx, values)).returning(['id']).execute());
     if (claimed.length === 0) return [];
     rows = await db
       .selectFrom('webhook_deliveries as d')
@@ -351,20 +407,6 @@ export async function claimDueDeliveries(
         previousSecretExpiresAt: row.previous_secret_expires_at,
       },
     }));
-}
-
-/** How many deliveries the worker already sends to the endpoint of row `d`: a CASE over its own counts. */
-function busyExpression(p: ClaimValues) {
-  if (p.busyIds.length === 0) return sql<number>`0`;
-  const arms = p.busyIds.map(
-    (endpointId, i) => sql`when d.endpoint_id = ${endpointId} then ${sql.lit(p.busyCounts[i])}`,
-  );
-  return sql<number>`case ${sql.join(arms, sql` `)} else 0 end`;
-}
-
-/** The same from the two arrays (PostgreSQL), so that the statement's text does not depend on them. */
-function busyFromArrays(p: ClaimValues) {
-  return sql<number>`coalesce((select b.n from unnest(${p.busyIds}::text[], ${p.busyCounts}::int[]) as b(id, n) where b.id = d.endpoint_id), 0)`;
 }
 
 export interface AttemptRecord {

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
+import { claimPolicy, planClaim, type ClaimPolicy } from '../domain/claim-plan.ts';
 import { newId } from '../domain/ids.ts';
 import { noMetrics, type MetricsRecorder } from '../domain/metrics.ts';
 import type { Store } from '../store/db.ts';
@@ -19,9 +20,12 @@ import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } 
  * The delivery worker (DESIGN §6): claims due deliveries in batches under a short lease that a
  * heartbeat renews while they are in flight (leases.ts), sends them concurrently with their
  * signatures through the SSRF-guarded dispatcher (keep-alive connections per origin), records the
- * attempts in batches (attempt-recorder.ts) and schedules the retries. Claims are fair: round-robin
- * across endpoints and at most `maxPerEndpoint` in flight to one endpoint, so a slow endpoint of
- * one organization cannot hold the slots the others need. Any number of workers may run against
+ * attempts in batches (attempt-recorder.ts) and schedules the retries. Claims are fair, by the
+ * plan of domain/claim-plan.ts: each endpoint's oldest due deliveries round-robin across
+ * organizations and endpoints, at most `maxPerEndpoint` in flight to one endpoint, one to an
+ * endpoint whose last attempt timed out until it answers again, and the last slots kept for
+ * endpoints with little in flight, so slow or silent endpoints of some organizations cannot hold
+ * the slots the others need. Any number of workers may run against
  * one database; a crashed worker's deliveries are claimed again once their lease runs out, so
  * nothing is lost (a delivery may arrive twice).
  *
@@ -35,6 +39,10 @@ export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped';
 export const DEFAULT_MAX_IN_FLIGHT = 64;
 /** At most this many in flight to one endpoint per worker: a slow receiver cannot take all slots. */
 export const DEFAULT_MAX_PER_ENDPOINT = 16;
+/** At most this many in flight to an endpoint whose last attempt timed out, until one is answered. */
+export const DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT = 1;
+/** How many endpoints whose last attempt timed out a worker remembers (the oldest is forgotten first). */
+const TIMED_OUT_REMEMBERED = 10_000;
 /** How often a worker looks for due deliveries when nothing wakes it (retries coming due). */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 /** Longest wait between claims while the database fails them. */
@@ -65,6 +73,8 @@ export interface DeliveryWorkerOptions {
   maxInFlight?: number;
   /** At most this many in flight to one endpoint ({@link DEFAULT_MAX_PER_ENDPOINT}). */
   maxPerEndpoint?: number;
+  /** At most this many to an endpoint whose last attempt timed out ({@link DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT}). */
+  maxPerTimedOutEndpoint?: number;
   pollIntervalMs?: number;
   /** How often the leases of deliveries in flight are renewed; a third of the lease by default. */
   leaseRenewalMs?: number;
@@ -94,7 +104,7 @@ export class DeliveryWorker {
   readonly #ownsDispatcher: boolean;
   readonly #log: WorkerLog;
   readonly #maxInFlight: number;
-  readonly #maxPerEndpoint: number;
+  readonly #policy: ClaimPolicy;
   readonly #signal: WakeSignal;
   readonly #leases: LeaseKeeper;
   readonly #recorder: AttemptRecorder;
@@ -103,10 +113,15 @@ export class DeliveryWorker {
   /** Deliveries claimed and not yet released, in all and by endpoint id (the caps of the next claim). */
   #active = 0;
   readonly #perEndpoint = new Map<string, number>();
-  /** Endpoints that reached their cap: the loop claims for them again once half the cap is free. */
-  readonly #capped = new Set<string>();
+  /** Endpoints that reached their cap, with that cap: the loop claims for them again once half of it is free. */
+  readonly #capped = new Map<string, number>();
+  /** Endpoints whose last finished attempt timed out, none answered since (oldest first). */
+  readonly #timedOut = new Set<string>();
   #loop: Promise<void> | undefined;
-  /** The last claim took every free slot: more may be due, so a freed slot should wake the loop. */
+  /**
+   * The last claim took all the plan let it (every free slot, or all but the reserve; a claim held
+   * to the reserve keeps what the one before it said): more may be due, so freed slots should wake the loop.
+   */
   #saturated = false;
   /** Claims failed in a row (the database unreachable): the backoff, and one log line per outage. */
   #claimFailures = 0;
@@ -137,7 +152,11 @@ export class DeliveryWorker {
       options.dispatcher ?? createGuardedDispatcher({ allowPrivateTargets: options.config.webhookAllowPrivateTargets });
     this.#log = options.log ?? silent;
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
-    this.#maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT;
+    this.#policy = claimPolicy({
+      maxInFlight: this.#maxInFlight,
+      maxPerEndpoint: options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT,
+      maxPerTimedOutEndpoint: options.maxPerTimedOutEndpoint ?? DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT,
+    });
     this.#signal = new WakeSignal(options.clock);
     this.#leases = new LeaseKeeper({
       db: options.store.db,
@@ -164,12 +183,13 @@ export class DeliveryWorker {
       throw new Error('runOnce() is for a worker that is not started');
     const claimed: ClaimedDelivery[] = [];
     const sends: Promise<Outcome>[] = [];
-    // Claim again after a claim in which an endpoint reached its cap: it may have hidden others.
+    // Claim again after a full batch (the plan held it short of the reserve: more may be due to
+    // endpoints with little in flight), or one in which an endpoint reached its cap.
     for (let more = true; more && claimed.length < limit;) {
-      const { batch, capped } = await this.#claim(limit - claimed.length, false);
+      const { batch, capped, full } = await this.#claim(limit - claimed.length, false);
       claimed.push(...batch);
       sends.push(...batch.map((delivery) => this.#deliver(delivery)));
-      more = capped;
+      more = batch.length > 0 && (capped || full);
     }
     const outcomes = await Promise.all(sends);
     const count = (o: Outcome) => outcomes.filter((x) => x === o).length;
@@ -258,20 +278,19 @@ export class DeliveryWorker {
         try {
           const knownDue = this.#saturated || this.#knownDue;
           this.#knownDue = false;
-          const pastCapped = [...this.#perEndpoint.values()].some((n) => n >= this.#maxPerEndpoint);
+          const pastCapped = [...this.#capped].some(([id, cap]) => (this.#perEndpoint.get(id) ?? 0) >= cap);
           const wakeUps = this.#wakeUps;
           const claimedAt = this.#options.clock.now().getTime();
-          const { batch, capped } = await this.#claim(capacity, knownDue);
+          const { batch, capped, full, reserved } = await this.#claim(capacity, knownDue);
           for (const delivery of batch) this.#track(this.#deliver(delivery));
-          // A full batch means more may be due; an endpoint that reached its cap may have hidden
-          // other endpoints' deliveries from this claim: claim again while slots are free, unless
-          // a look past the capped endpoints took everything else since the last wake-up or poll.
-          this.#saturated = batch.length === capacity;
-          if (pastCapped && !this.#saturated && !capped && wakeUps === this.#wakeUps)
-            this.#nothingElseDueAt = claimedAt;
+          // A full batch means more may be due: claim again while slots are free (a batch the plan
+          // held short of the reserve is followed by a claim for the endpoints that may use it). A
+          // claim held to the reserve says nothing of what the claims before it left due.
+          this.#saturated = full || (reserved && this.#saturated);
+          if (pastCapped && !full && !capped && wakeUps === this.#wakeUps) this.#nothingElseDueAt = claimedAt;
           const sinceLook = this.#options.clock.now().getTime() - (this.#nothingElseDueAt ?? -Infinity);
           const lookedPast = sinceLook < pollMs;
-          more = this.#saturated || (capped && !lookedPast);
+          more = full || (capped && !lookedPast);
           // A look skipped is a look owed at the end of its interval, whatever woke the loop since.
           if (capped && lookedPast) waitMs = pollMs - sinceLook;
           if (this.#claimFailures > 0) {
@@ -299,22 +318,36 @@ export class DeliveryWorker {
   }
 
   /**
-   * Claims a batch and takes its slots: leases held (renewed by the heartbeat), endpoint counts.
-   * `capped`: an endpoint reached its cap in this batch.
+   * Claims a batch as planned (domain/claim-plan.ts) and takes its slots: leases held (renewed by
+   * the heartbeat), endpoint counts. `capped`: an endpoint reached its cap in this batch; `full`:
+   * the batch is as large as the plan allowed; `reserved`: the plan held the claim to the reserve.
    */
-  async #claim(limit: number, knownDue: boolean): Promise<{ batch: ClaimedDelivery[]; capped: boolean }> {
+  async #claim(
+    limit: number,
+    knownDue: boolean,
+  ): Promise<{ batch: ClaimedDelivery[]; capped: boolean; full: boolean; reserved: boolean }> {
     const now = this.#options.clock.now();
     const token = randomBytes(12).toString('base64url');
     // The counts the claim was made with: sends that finish meanwhile must not hide that it took
     // an endpoint up to its cap.
     const busy = new Map(this.#perEndpoint);
+    const plan = planClaim(this.#policy, { active: this.#active, perEndpoint: busy, timedOut: this.#timedOut }, limit);
+    if (plan.limit === 0) return { batch: [], capped: false, full: false, reserved: plan.reserved };
+    // Held to the reserve, an endpoint with its lane's worth in flight or more gets nothing now: it
+    // is claimed for again once it is down to half its lane, as one at its cap is (its sends free
+    // no reserved slot, and nothing else would wake the loop for its queue).
+    if (plan.reserved)
+      for (const [endpointId, n] of busy) {
+        const cap = plan.capOf(endpointId);
+        if (n >= cap && !this.#capped.has(endpointId)) this.#capped.set(endpointId, cap);
+      }
     const batch = await claimDueDeliveries(this.#options.store.db, {
       now: now.toISOString(),
       leaseUntil: this.#leases.leaseUntil(now),
       token,
-      limit,
-      perEndpoint: this.#maxPerEndpoint,
-      busy,
+      limit: plan.limit,
+      perEndpoint: plan.perEndpoint,
+      allowances: plan.allowances,
       knownDue,
     });
     this.#leases.hold(token, batch.length);
@@ -324,12 +357,29 @@ export class DeliveryWorker {
       const endpointId = d.endpoint.id;
       this.#perEndpoint.set(endpointId, (this.#perEndpoint.get(endpointId) ?? 0) + 1);
       busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
-      if (busy.get(endpointId)! >= this.#maxPerEndpoint) {
-        this.#capped.add(endpointId);
+      const cap = plan.capOf(endpointId);
+      if (busy.get(endpointId)! >= cap) {
+        this.#capped.set(endpointId, cap);
         capped = true;
       }
     }
-    return { batch, capped };
+    return { batch, capped, full: batch.length === plan.limit, reserved: plan.reserved };
+  }
+
+  /**
+   * What an attempt says of its endpoint: a timeout narrows it to one send at a time (a receiver
+   * that never answers holds a slot for the whole timeout), an answer of any status widens it again.
+   */
+  #observe(endpointId: string, result: SendResult): void {
+    if (result.error === 'timeout') {
+      this.#timedOut.delete(endpointId);
+      this.#timedOut.add(endpointId);
+      // Its cap is one from now on: claimed for again once nothing of it is in flight.
+      this.#capped.set(endpointId, this.#policy.maxPerTimedOutEndpoint);
+      if (this.#timedOut.size > TIMED_OUT_REMEMBERED) this.#timedOut.delete(this.#timedOut.values().next().value!);
+    } else if (result.status !== undefined) {
+      this.#timedOut.delete(endpointId);
+    }
   }
 
   /**
@@ -345,7 +395,8 @@ export class DeliveryWorker {
     if (left === 0) this.#perEndpoint.delete(endpointId);
     else this.#perEndpoint.set(endpointId, left);
     if (this.#state !== 'running') return;
-    const endpointRefill = this.#capped.has(endpointId) && left <= Math.floor(this.#maxPerEndpoint / 2);
+    const cap = this.#capped.get(endpointId);
+    const endpointRefill = cap !== undefined && left <= Math.floor(cap / 2);
     if (endpointRefill) {
       this.#capped.delete(endpointId);
       this.#knownDue = true;
@@ -374,6 +425,7 @@ export class DeliveryWorker {
     const { clock, config } = this.#options;
     const startedAt = clock.now();
     const result = await this.#send(delivery, startedAt);
+    this.#observe(delivery.endpoint.id, result);
     const finishedAt = clock.now();
     const { next, disable } = afterAttempt(
       result,

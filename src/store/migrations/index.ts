@@ -9,6 +9,7 @@ import * as issuerTrust from './0007_issuer_trust.ts';
 import * as openid4vp from './0008_openid4vp.ts';
 import * as claimIndex from './0009_claim_index.ts';
 import * as healthProbe from './0010_health_probe.ts';
+import * as claimByEndpoint from './0011_claim_by_endpoint.ts';
 
 /** Every migration, in order. Names are permanent: never rename or edit one that has shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008_openid4vp': openid4vp,
   '0009_claim_index': claimIndex,
   '0010_health_probe': healthProbe,
+  '0011_claim_by_endpoint': claimByEndpoint,
 };
