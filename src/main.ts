@@ -33,6 +33,13 @@ async function main(): Promise<void> {
   await seedSandboxIssuers(store.db, clock);
   // Built once: the HTTP app, the periodic jobs and the delivery worker share these.
   const services = createServiceDeps({ db: store.db, clock, config, pool: store.pgPool });
+  // The operator's OpenID4VP request certificate chain is validated now, not at the first request.
+  if (
+    config.role !== 'worker' &&
+    config.openid4vp.clientIdPrefix === 'x509_san_dns' &&
+    config.openid4vp.signingKeyPem !== undefined
+  )
+    await services.requestSigner();
   const app = await buildApp({ store, services, logger });
   // METRICS_PORT: /metrics, /healthz and /readyz on a port of their own, in any role; the only
   // HTTP a worker process serves.
