@@ -38,8 +38,15 @@ async function main(): Promise<void> {
     config.role !== 'worker' &&
     config.openid4vp.clientIdPrefix === 'x509_san_dns' &&
     config.openid4vp.signingKeyPem !== undefined
-  )
-    await services.requestSigner();
+  ) {
+    try {
+      await services.requestSigner();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+  }
   const app = await buildApp({ store, services, logger });
   // METRICS_PORT: /metrics, /healthz and /readyz on a port of their own, in any role; the only
   // HTTP a worker process serves.

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -451,6 +452,30 @@ describe('X.509 path validation (validator)', () => {
       // A lone certificate is checked by itself.
       accepted(await validateOwnChain(der(good), NOW));
       refused(await validateOwnChain(der(sha1), NOW), /ecdsa-with-SHA1/);
+
+      // The service stops at start with one line (its clock is the system's: certificates of today).
+      const today = { notBefore: new Date(Date.now() - DAY), notAfter: new Date(Date.now() + 30 * DAY) };
+      const liveRoot = await cert({ name: 'Live Root', key: await ecKey(), ca: true, ...today });
+      const liveSha1 = await leaf(liveRoot, { key: leafKey, dns: ['verify.example.com'], hash: 'SHA-1', ...today });
+      await assert.rejects(signerAt([liveSha1, liveRoot]), /ecdsa-with-SHA1/); // writes the files
+      const started = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: `sqlite:${join(dir, 'matricula.sqlite')}`,
+          BASE_URL: 'https://verify.example.com',
+          PORT: '0',
+          LOG_LEVEL: 'silent',
+          OPENID4VP_SIGNING_KEY_FILE: join(dir, 'key.pem'),
+          OPENID4VP_CERTIFICATE_CHAIN_FILE: join(dir, 'chain.pem'),
+        },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(started.status, 1, started.stderr);
+      assert.equal(
+        started.stderr.trim(),
+        'Invalid configuration: OPENID4VP_CERTIFICATE_CHAIN_FILE is not a valid chain: the leaf certificate is refused: it is signed with ecdsa-with-SHA1, which is not accepted',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
