@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { webcrypto } from 'node:crypto';
@@ -338,6 +338,84 @@ describe('X.509 path validation (validator)', () => {
       /signed with sha1WithRSAEncryption/,
     );
   });
+
+  const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
+  it(
+    'MD5 certificate signatures are refused (certificates made by openssl)',
+    { skip: hasOpenssl ? false : 'openssl is not installed' },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'matricula-x509-md5-'));
+      try {
+        const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+        openssl(
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          'ca.key',
+          '-out',
+          'ca.pem',
+          '-days',
+          '30',
+          '-subj',
+          '/CN=MD5 Root',
+          '-addext',
+          'basicConstraints=critical,CA:TRUE',
+          '-addext',
+          'keyUsage=critical,keyCertSign',
+        );
+        openssl(
+          'req',
+          '-new',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          'leaf.key',
+          '-out',
+          'leaf.csr',
+          '-subj',
+          '/CN=leaf',
+        );
+        writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=DNS:${UNI_A}\nkeyUsage=critical,digitalSignature\n`);
+        const sign = (digest: string, out: string) =>
+          openssl(
+            'x509',
+            '-req',
+            '-in',
+            'leaf.csr',
+            '-CA',
+            'ca.pem',
+            '-CAkey',
+            'ca.key',
+            '-set_serial',
+            '7',
+            '-days',
+            '10',
+            `-${digest}`,
+            '-extfile',
+            'ext.cnf',
+            '-out',
+            out,
+          );
+        sign('md5', 'md5.pem');
+        sign('sha256', 'sha256.pem');
+        const derOf = (file: string) =>
+          new Uint8Array(new x509.X509Certificate(readFileSync(join(dir, file), 'utf8')).rawData);
+        // openssl dates its certificates from the wall clock.
+        const now = new Date();
+        refused(
+          await validatePath([derOf('md5.pem')], derOf('ca.pem'), now),
+          /leaf certificate is refused: it is signed with md5WithRSAEncryption/,
+        );
+        accepted(await validatePath([derOf('sha256.pem')], derOf('ca.pem'), now));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('RSA keys below 2048 bits are refused, in the leaf or a CA; 2048 bits are fine', async () => {
     refused(
