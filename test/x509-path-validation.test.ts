@@ -265,13 +265,33 @@ describe('X.509 path validation (validator)', () => {
     );
   });
 
-  it('an unrecognised critical extension is refused, on the leaf or an intermediate; a non-critical one is not', async () => {
+  it('an unrecognised critical extension is refused, on the leaf or an intermediate; a non-critical one is not; a malformed or repeated one is', async () => {
     const unknown = (critical: boolean) => new x509.Extension('1.3.6.1.4.1.55555.1', critical, new Uint8Array([5, 0]));
     refused(
       await validatePath(der(await leaf(root, { extensions: [unknown(true)] })), der(root)[0]!, NOW),
       /leaf certificate is refused: it has an unrecognised critical extension 1\.3\.6\.1\.4\.1\.55555\.1/,
     );
     accepted(await validatePath(der(await leaf(root, { extensions: [unknown(false)] })), der(root)[0]!, NOW));
+    // A name constraint that cannot be decoded does not silently constrain nothing.
+    const garbled = await subCa(root, {
+      name: 'Garbled',
+      extensions: [new x509.Extension('2.5.29.30', true, new Uint8Array([5, 0]))],
+    });
+    refused(
+      await validatePath(der(await leaf(garbled), garbled), der(root)[0]!, NOW),
+      /intermediate certificate is refused: its extension 2\.5\.29\.30 cannot be decoded/,
+    );
+    // Nor can an extension be given twice (a second subjectAltName, a second key usage).
+    refused(
+      await validatePath(
+        der(
+          await leaf(root, { extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: UNI_B }])] }),
+        ),
+        der(root)[0]!,
+        NOW,
+      ),
+      /leaf certificate is refused: it has the extension 2\.5\.29\.17 twice/,
+    );
     const intermediate = await subCa(root, { extensions: [unknown(true)] });
     refused(
       await validatePath(der(await leaf(intermediate), intermediate), der(root)[0]!, NOW),

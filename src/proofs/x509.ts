@@ -178,7 +178,11 @@ function parseUncached(der: Buffer): Parsed | undefined {
   } catch {
     return undefined;
   }
-  parsed.problem = extensionsProblem(parsed) ?? keyProblem(parsed.publicKey);
+  try {
+    parsed.problem = extensionsProblem(parsed) ?? keyProblem(parsed.publicKey);
+  } catch {
+    parsed.problem = 'its extensions cannot be decoded';
+  }
   parsed.signatureProblem = signatureAlgorithmProblem(parsed.pki);
   return parsed;
 }
@@ -202,7 +206,9 @@ function extensionsProblem(parsed: Parsed): string | undefined {
         ...(typeof pathLength === 'number' ? { pathLength } : {}),
       };
     } else if (id === OID.keyUsage) {
-      const bits = new Uint8Array((value as { valueBlock: { valueHexView: Uint8Array } }).valueBlock.valueHexView);
+      // pkijs leaves key usage as the asn1js BIT STRING it is.
+      const bits = (value as { valueBlock?: { valueHexView?: unknown } }).valueBlock?.valueHexView;
+      if (!(bits instanceof Uint8Array)) return 'its key usage cannot be decoded';
       parsed.keyUsage = bits[0] ?? 0;
     } else if (id === OID.extKeyUsage && value instanceof ExtKeyUsage) {
       parsed.extKeyUsage = value.keyPurposes;
