@@ -191,7 +191,7 @@ describe('X.509 path validation (validator)', () => {
     refused(await validatePath(der(forged), der(edRoot)[0]!, NOW), /does not lead/);
   });
 
-  it("name constraints: the anchor's own permitted dNSName holds", async () => {
+  it("name constraints: the anchor's own permitted and excluded dNSName hold", async () => {
     const constrainedRoot = await cert({
       name: 'Root of B',
       key: await ecKey(),
@@ -206,6 +206,17 @@ describe('X.509 path validation (validator)', () => {
       await validatePath(der(await leaf(constrainedRoot, { dns: [UNI_A] })), der(constrainedRoot)[0]!, NOW),
       /uni-a\.example\.edu is outside the names the anchor certificate permits/,
     );
+    const excludingRoot = await cert({
+      name: 'Root not of A',
+      key: await ecKey(),
+      ca: true,
+      excluded: { dns: [UNI_A] },
+    });
+    refused(
+      await validatePath(der(await leaf(excludingRoot, { dns: [UNI_A] })), der(excludingRoot)[0]!, NOW),
+      /uni-a\.example\.edu is excluded by the anchor certificate/,
+    );
+    accepted(await validatePath(der(await leaf(excludingRoot, { dns: [UNI_B] })), der(excludingRoot)[0]!, NOW));
   });
 
   it("name constraints: an intermediate's permitted dNSName holds, for every name of the leaf", async () => {
