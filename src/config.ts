@@ -5,7 +5,12 @@
 import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule, RetryScheduleError } from './domain/backoff.ts';
-import { STATUS_LIST_POLICIES, type StatusListPolicy } from './domain/credentials.ts';
+import {
+  DEFAULT_ALLOWED_EKUS,
+  EXTENDED_KEY_USAGES,
+  STATUS_LIST_POLICIES,
+  type StatusListPolicy,
+} from './domain/credentials.ts';
 import { DEFAULT_RESULT_RETENTION_DAYS } from './domain/redaction.ts';
 import { loadLiveVerificationKey, VerificationKeyError } from './proofs/groth16/verification-key.ts';
 
@@ -112,6 +117,11 @@ export interface TrustConfig {
   fetchTimeoutMs: number;
   /** ISSUER_FETCH_MAX_BYTES: largest metadata, JWKS or status list accepted. */
   fetchMaxBytes: number;
+  /**
+   * X509_ALLOWED_EKUS: the extended key usages (OIDs) an `x5c` leaf that states the extension must
+   * have one of to sign credentials and status lists; empty (`none`) refuses every leaf that states one.
+   */
+  x509AllowedEkus: readonly string[];
 }
 
 /** OpenID for Verifiable Presentations 1.0: how sessions are offered to standard wallets. */
@@ -260,6 +270,28 @@ function operatorToken(env: Env, name: string): string | undefined {
   return raw;
 }
 
+/**
+ * X509_ALLOWED_EKUS: comma-separated extended key usages, by name (`documentSigning`,
+ * `anyExtendedKeyUsage`, … EXTENDED_KEY_USAGES) or as dotted OIDs; `none` for none at all.
+ */
+function allowedEkus(env: Env): readonly string[] {
+  const raw = env.X509_ALLOWED_EKUS?.trim();
+  if (raw === undefined || raw === '') return DEFAULT_ALLOWED_EKUS;
+  if (raw.toLowerCase() === 'none') return [];
+  const byName = new Map(Object.entries(EXTENDED_KEY_USAGES).map(([name, oid]) => [name.toLowerCase(), oid]));
+  const oids = raw.split(',').map((entry) => {
+    const name = entry.trim();
+    const oid = byName.get(name.toLowerCase()) ?? (/^[0-2](\.(0|[1-9]\d*))+$/.test(name) ? name : undefined);
+    if (oid === undefined)
+      throw new ConfigError(
+        'X509_ALLOWED_EKUS',
+        `must list extended key usages, comma-separated, by name (${Object.keys(EXTENDED_KEY_USAGES).join(', ')}) or as dotted OIDs such as 1.3.6.1.5.5.7.3.36, or be "none" (got "${name}")`,
+      );
+    return oid;
+  });
+  return [...new Set(oids)];
+}
+
 function trustConfig(env: Env): TrustConfig {
   const metadataCacheMinSeconds = integer(env, 'ISSUER_METADATA_CACHE_MIN_SECONDS', 300, 60, 86_400);
   const metadataCacheMaxSeconds = integer(env, 'ISSUER_METADATA_CACHE_MAX_SECONDS', 86_400, 60, 7 * 86_400);
@@ -275,6 +307,7 @@ function trustConfig(env: Env): TrustConfig {
     statusListCacheMaxSeconds: integer(env, 'STATUS_LIST_CACHE_MAX_SECONDS', 300, 0, 86_400),
     fetchTimeoutMs: integer(env, 'ISSUER_FETCH_TIMEOUT_MS', 5000, 100, 60_000),
     fetchMaxBytes: integer(env, 'ISSUER_FETCH_MAX_BYTES', 1024 * 1024, 1024, 16 * 1024 * 1024),
+    x509AllowedEkus: allowedEkus(env),
   };
 }
 

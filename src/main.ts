@@ -45,6 +45,20 @@ async function main(): Promise<void> {
   await seedSandboxIssuers(store.db, clock);
   // Built once: the HTTP app, the periodic jobs and the delivery worker share these.
   const services = createServiceDeps({ db: store.db, clock, config, pool: store.pgPool });
+  // The operator's OpenID4VP request certificate chain is validated now, not at the first request.
+  if (
+    config.role !== 'worker' &&
+    config.openid4vp.clientIdPrefix === 'x509_san_dns' &&
+    config.openid4vp.signingKeyPem !== undefined
+  ) {
+    try {
+      await services.requestSigner();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+  }
   const app = await buildApp({ store, services, logger });
   // METRICS_PORT: /metrics, /healthz and /readyz on a port of their own, in any role; the only
   // HTTP a worker process serves.

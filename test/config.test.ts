@@ -120,6 +120,27 @@ test('RESULT_RETENTION_DAYS: 30 by default, a whole number of days from 1 to 365
     );
 });
 
+test('X509_ALLOWED_EKUS: document signing by default, names or dotted OIDs, none, and a clear error', () => {
+  const documentSigning = '1.3.6.1.5.5.7.3.36';
+  assert.deepEqual(loadConfig({}).trust.x509AllowedEkus, ['2.5.29.37.0', documentSigning, '1.0.18013.5.1.2']);
+  assert.deepEqual(loadConfig({ X509_ALLOWED_EKUS: '' }).trust.x509AllowedEkus, loadConfig({}).trust.x509AllowedEkus);
+  assert.deepEqual(loadConfig({ X509_ALLOWED_EKUS: 'documentSigning, serverauth,1.2.3.4.5' }).trust.x509AllowedEkus, [
+    documentSigning,
+    '1.3.6.1.5.5.7.3.1',
+    '1.2.3.4.5',
+  ]);
+  assert.deepEqual(loadConfig({ X509_ALLOWED_EKUS: 'none' }).trust.x509AllowedEkus, []);
+  for (const bad of ['tls', '1.2.', '1.02.3', 'documentSigning,,serverAuth'])
+    assert.throws(
+      () => loadConfig({ X509_ALLOWED_EKUS: bad }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        /^Invalid configuration: X509_ALLOWED_EKUS must list extended key usages, comma-separated, by name \(anyExtendedKeyUsage, serverAuth/.test(
+          err.message,
+        ),
+    );
+});
+
 test('OpenID4VP: defaults, and the signing key and chain go together', () => {
   const config = loadConfig({});
   assert.deepEqual(config.openid4vp, {

@@ -80,6 +80,39 @@ export interface IssuerPublications {
   readonly statusListPolicy: StatusListPolicy;
 }
 
+/**
+ * Extended key usages by the names X509_ALLOWED_EKUS accepts (RFC 5280 §4.2.1.12, RFC 9336
+ * documentSigning, ISO/IEC 18013-5 mdlDS); any other is given as a dotted OID.
+ */
+export const EXTENDED_KEY_USAGES: Readonly<Record<string, string>> = {
+  anyExtendedKeyUsage: '2.5.29.37.0',
+  serverAuth: '1.3.6.1.5.5.7.3.1',
+  clientAuth: '1.3.6.1.5.5.7.3.2',
+  codeSigning: '1.3.6.1.5.5.7.3.3',
+  emailProtection: '1.3.6.1.5.5.7.3.4',
+  timeStamping: '1.3.6.1.5.5.7.3.8',
+  OCSPSigning: '1.3.6.1.5.5.7.3.9',
+  documentSigning: '1.3.6.1.5.5.7.3.36',
+  mdlDocumentSigner: '1.0.18013.5.1.2',
+};
+
+/**
+ * The extended key usages a credential or status list signer's certificate may state, one
+ * sufficing (X509_ALLOWED_EKUS); a certificate without the extension may sign. By default the
+ * document-signing purposes and anyExtendedKeyUsage: a TLS-only certificate cannot sign credentials.
+ */
+export const DEFAULT_ALLOWED_EKUS: readonly string[] = [
+  EXTENDED_KEY_USAGES.anyExtendedKeyUsage!,
+  EXTENDED_KEY_USAGES.documentSigning!,
+  EXTENDED_KEY_USAGES.mdlDocumentSigner!,
+];
+
+/** How X.509 chains are judged beyond RFC 5280 path validation (docs/trust.md). */
+export interface X509Policy {
+  /** X509_ALLOWED_EKUS, as OIDs. */
+  allowedEkus: readonly string[];
+}
+
 /** Read access to the trust registry, already narrowed to what may be trusted. */
 export interface TrustRegistry {
   /** Issuers trusted in `environment` that have a key for `format`. */
@@ -89,4 +122,6 @@ export interface TrustRegistry {
    * a credential with a status entry cannot be checked (so it is not accepted, whatever the policy).
    */
   publications?: IssuerPublications;
+  /** What an `x5c` leaf may be used for; {@link DEFAULT_ALLOWED_EKUS} when absent. */
+  x509?: X509Policy;
 }

@@ -99,7 +99,9 @@ export function createServiceDeps(input: {
     clock: input.clock,
     config: input.config,
     publications,
-    trustRegistry: databaseTrustRegistry(input.db, undefined, publications),
+    trustRegistry: databaseTrustRegistry(input.db, undefined, publications, {
+      allowedEkus: input.config.trust.x509AllowedEkus,
+    }),
     verifiers: createVerifiers({
       groth16LiveVerificationKeyPath: input.config.groth16LiveVerificationKey,
       runner: proofs,

@@ -7,6 +7,7 @@ import {
   type IssuerPublications,
   type TrustedIssuer,
   type TrustRegistry,
+  type X509Policy,
 } from '../domain/credentials.ts';
 import type { Environment } from '../domain/environment.ts';
 import { newId } from '../domain/ids.ts';
@@ -41,6 +42,7 @@ export function databaseTrustRegistry(
   db: Db,
   warn: RegistryWarning = warnProcess,
   publications?: IssuerPublications,
+  x509?: X509Policy,
 ): TrustRegistry {
   const verdicts = new Map<string, string | undefined>();
   const verdict = (issuer: TrustedIssuer, what: string, value: unknown, check: () => string | undefined) => {
@@ -76,6 +78,7 @@ export function databaseTrustRegistry(
       return all.flatMap((issuer) => usable(issuer, format) ?? []);
     },
     publications,
+    ...(x509 ? { x509 } : {}),
   };
 }
 

@@ -10,8 +10,8 @@ import { importPublicKey, isAllowedAlgorithm, isJsonObject, verifyJws, type SdJw
  * university (docs/trust.md):
  *
  * - raw keys: the entry's `keys.sdJwtVc`, for `iss` = `https://<entry domain>`;
- * - X.509: the JWT's `x5c` chain validates to one of the entry's anchors and its leaf names `iss`
- *   (for an `iss` on the entry's domain);
+ * - X.509: the JWT's `x5c` chain validates to one of the entry's anchors (RFC 5280 path
+ *   validation, x509.ts) and its leaf names `iss` (for an `iss` on the entry's domain);
  * - metadata: `iss` is the entry's issuer identifier, whose `/.well-known/jwt-vc-issuer` keys
  *   verify (by `kid` when the header names one; an unknown `kid` re-fetches once).
  *
@@ -106,8 +106,15 @@ async function verifyByMetadata(
   }
 }
 
-function verifyByX509(jwt: DecodedJwt, alg: SdJwtAlgorithm, issuer: TrustedIssuer, iss: string, now: Date) {
-  const chain = validateChain(jwt.header.x5c, issuer.anchors ?? [], iss, now);
+async function verifyByX509(
+  jwt: DecodedJwt,
+  alg: SdJwtAlgorithm,
+  issuer: TrustedIssuer,
+  iss: string,
+  registry: TrustRegistry,
+  now: Date,
+): Promise<MethodOutcome> {
+  const chain = await validateChain(jwt.header.x5c, issuer.anchors ?? [], iss, now, registry.x509?.allowedEkus);
   if (!chain.ok) return { ok: false, untrusted: true, message: chain.message } as const;
   const key = chain.leaf.publicKey;
   if (!verifyWithKey(jwt, alg, key))
@@ -133,7 +140,7 @@ export async function verifyByMethod(
     return verifyWithKey(jwt, alg, importPublicKey(issuer.keys.sdJwtVc, alg))
       ? { ok: true }
       : { ok: false, message: `not signed by the registered key of ${issuer.domain}` };
-  if (method === 'x509') return verifyByX509(jwt, alg, issuer, iss, now);
+  if (method === 'x509') return verifyByX509(jwt, alg, issuer, iss, registry, now);
   return verifyByMetadata(jwt, alg, issuer, registry);
 }
 

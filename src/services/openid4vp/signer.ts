@@ -4,6 +4,7 @@ import * as x509 from '@peculiar/x509';
 import { ConfigError, type Config } from '../../config.ts';
 import type { Clock } from '../../domain/clock.ts';
 import type { Db } from '../../store/db.ts';
+import { validateOwnChain } from '../../proofs/x509.ts';
 import { findSigningKey, insertSigningKeyOnce } from '../../store/openid4vp-signing-keys.ts';
 
 /**
@@ -41,7 +42,7 @@ async function sameKey(privateKey: KeyObject, certificate: x509.X509Certificate)
   return fromCertificate.x === fromKey.x && fromCertificate.y === fromKey.y && fromKey.crv === 'P-256';
 }
 
-async function configuredSigner(host: string, keyPem: string, chainPem: string): Promise<RequestSigner> {
+async function configuredSigner(host: string, keyPem: string, chainPem: string, now: Date): Promise<RequestSigner> {
   let privateKey: KeyObject;
   let chain: x509.X509Certificate[];
   try {
@@ -65,6 +66,12 @@ async function configuredSigner(host: string, keyPem: string, chainPem: string):
     );
   if (!(await sameKey(privateKey, leaf)))
     throw new ConfigError('OPENID4VP_SIGNING_KEY_FILE', 'is not the key of the first certificate of the chain');
+  // The same path validation as credential chains (proofs/x509.ts), to the chain's last certificate.
+  const valid = await validateOwnChain(
+    chain.map((c) => new Uint8Array(c.rawData)),
+    now,
+  );
+  if (!valid.ok) throw new ConfigError('OPENID4VP_CERTIFICATE_CHAIN_FILE', `is not a valid chain: ${valid.message}`);
   return {
     host,
     x5c: chain.map((c) => Buffer.from(c.rawData).toString('base64')),
@@ -115,11 +122,15 @@ async function sandboxSigner(db: Db, host: string, now: Date): Promise<RequestSi
   };
 }
 
-/** The signer of this configuration; ConfigError when the operator's key or chain is unusable. */
+/**
+ * The signer of this configuration; ConfigError when the operator's key or chain is unusable (the
+ * composition root loads it at start, so a bad chain stops the service with one line).
+ */
 export async function loadRequestSigner(deps: { db: Db; clock: Clock; config: Config }): Promise<RequestSigner> {
   const host = new URL(deps.config.baseUrl).hostname;
   const { signingKeyPem, certificateChainPem } = deps.config.openid4vp;
-  if (signingKeyPem && certificateChainPem) return configuredSigner(host, signingKeyPem, certificateChainPem);
+  if (signingKeyPem && certificateChainPem)
+    return configuredSigner(host, signingKeyPem, certificateChainPem, deps.clock.now());
   return sandboxSigner(deps.db, host, deps.clock.now());
 }
 
