@@ -70,7 +70,7 @@ export const portalRoutes =
         ),
         response: {
           200: envelope(Ref(PublicStatusSchema)),
-          ...errorResponses('invalid_request', 'not_found', 'rate_limited'),
+          ...errorResponses('invalid_request', 'not_found'),
         },
       },
       handler: async (request, reply) => {
