@@ -117,6 +117,22 @@ forEachDialect('status long poll', (dialect) => {
     assert.equal((await h.app.inject({ url: statusUrl(s.sessionId, '?seen=finished') })).statusCode, 400);
   });
 
+  test('a server that stops answers its waiting requests at once, with the current status', async () => {
+    const own = await startHarness(dialect);
+    try {
+      const s = await createSession(own, await own.bootstrap('sandbox'));
+      const held = await waiting(statusUrl(s.sessionId, '?wait=30'), own.app, own.services.sessionWatch);
+      const closing = own.app.close();
+      const res = await held.response;
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.json().data.status, 'pending');
+      assert.equal(res.json().data.now, own.clock.now().toISOString(), 'no time passed');
+      await closing;
+    } finally {
+      await own.close();
+    }
+  });
+
   test('an unknown session is a 404 at once, whatever the wait', async () => {
     const res = await h.app.inject({ url: statusUrl('sess_00000000000000000000000000', '?wait=30') });
     assert.equal(res.statusCode, 404);
