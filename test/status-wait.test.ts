@@ -210,6 +210,7 @@ describe('SessionWatch', () => {
     assert.equal(aWoken, false);
     watch.changed('a');
     await flush();
+    assert.equal(clock.pendingTimers, 0, 'the last waiter gone, no recheck is left set');
     clock.advance(5000);
     await flush();
     assert.equal(reads(), 2, 'no reads while nobody waits');

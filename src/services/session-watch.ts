@@ -37,6 +37,7 @@ export class SessionWatch {
   readonly #waiters = new Map<string, Set<Waiter>>();
   #open = 0;
   #recheck: TimerHandle | undefined;
+  #rechecking = false;
   #closed = false;
 
   constructor(
@@ -76,6 +77,8 @@ export class SessionWatch {
           if (!ofSession.delete(waiter)) return;
           this.#open -= 1;
           if (ofSession.size === 0) this.#waiters.delete(sessionId);
+          // Nobody waits: no recheck either (a test clock shows no timer left behind).
+          if (this.#waiters.size === 0) this.#cancelRecheck();
           resolve();
         },
       };
@@ -97,17 +100,26 @@ export class SessionWatch {
   /** Wakes every waiter and refuses new waits: the server is stopping. */
   close(): void {
     this.#closed = true;
-    this.clock.clearTimeout(this.#recheck);
-    this.#recheck = undefined;
+    this.#cancelRecheck();
     for (const sessionId of [...this.#waiters.keys()]) this.changed(sessionId);
   }
 
   #scheduleRecheck(): void {
-    if (this.#recheck !== undefined || this.#closed) return;
-    this.#recheck = this.clock.setTimeout(() => void this.#runRecheck(), this.limits.recheckMs, { keepAlive: false });
+    if (this.#recheck !== undefined || this.#rechecking || this.#closed) return;
+    const recheck = () => {
+      this.#recheck = undefined;
+      void this.#runRecheck();
+    };
+    this.#recheck = this.clock.setTimeout(recheck, this.limits.recheckMs, { keepAlive: false });
+  }
+
+  #cancelRecheck(): void {
+    this.clock.clearTimeout(this.#recheck);
+    this.#recheck = undefined;
   }
 
   async #runRecheck(): Promise<void> {
+    this.#rechecking = true;
     try {
       const ids = [...this.#waiters.keys()];
       // Chunks keep each IN list well below the parameter limits of both databases.
@@ -121,7 +133,7 @@ export class SessionWatch {
       // The database is unreachable for now: the waiters' deadlines still answer them, and the next
       // recheck tries again.
     } finally {
-      this.#recheck = undefined;
+      this.#rechecking = false;
       if (this.#waiters.size > 0) this.#scheduleRecheck();
     }
   }
