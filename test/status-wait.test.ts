@@ -40,6 +40,8 @@ forEachDialect('status long poll', (dialect) => {
     const s = await createSession(h, tenant);
     const first = await waiting(statusUrl(s.sessionId, '?wait=25&seen=pending'));
     assert.equal(first.answered(), undefined, 'held while nothing changes');
+    const metrics = (await h.app.inject({ url: '/metrics' })).body;
+    assert.match(metrics, /^matricula_status_requests_waiting 1$/m, 'the operator sees it wait');
     assert.equal((await consent(h, s)).statusCode, 200);
     const woken = await first.response;
     assert.equal(woken.statusCode, 200);

@@ -94,7 +94,13 @@ export function createServiceDeps(input: {
   const sessionWatch = new SessionWatch(input.clock, (ids) => sessionStatuses(input.db, ids));
   const { proofWorkers, proofQueueMax } = input.config;
   const pool = proofWorkers > 0 ? new ProofPool({ threads: proofWorkers, maxQueue: proofQueueMax }) : undefined;
-  const metrics = new PrometheusMetrics({ db: input.db, clock: input.clock, pool: input.pool, proofPool: pool });
+  const metrics = new PrometheusMetrics({
+    db: input.db,
+    clock: input.clock,
+    pool: input.pool,
+    proofPool: pool,
+    statusWaits: sessionWatch,
+  });
   const publications = createIssuerPublications({ ...input, metrics });
   const proofs = pool ?? inProcessRunner;
   return {
