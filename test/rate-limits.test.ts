@@ -255,6 +255,21 @@ describe('rate limit configuration', () => {
 });
 
 describe('the fixed window', () => {
+  test('a request given back frees its place in its own window only', () => {
+    const clock = new TestClock(new Date('2026-01-01T10:00:00.000Z'));
+    const limiter = new FixedWindowLimiter(clock, 2, 60_000);
+    const at = clock.now();
+    limiter.take('ip:a');
+    assert.equal(limiter.take('ip:a').remaining, 0);
+    limiter.giveBack('ip:a', at);
+    assert.equal(limiter.take('ip:a').allowed, true, 'the place given back is taken again');
+    assert.equal(limiter.take('ip:a').allowed, false);
+    clock.advance(60_000);
+    limiter.take('ip:a');
+    limiter.giveBack('ip:a', at);
+    assert.equal(limiter.take('ip:a').remaining, 0, 'a request of the last window gives nothing back in this one');
+  });
+
   test('once a window counts its most clients, new ones share one count and those counted keep theirs', () => {
     const clock = new TestClock(new Date('2026-01-01T10:00:00.000Z'));
     const limiter = new FixedWindowLimiter(clock, 2, 60_000);
