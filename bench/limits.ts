@@ -5,7 +5,9 @@
  *       another tenant sends authenticated GET /org/v1/apps one after the other: the tenant's
  *       p50/p99 at rest and beside the flood, and what the flood got (200 / 429);
  *   (b) verify: GET /verification/v1/sessions/{id} one after the other, at rest and while other
- *       clients verify BBS and Groth16 presentations (POST /verification/v1/verify) at full speed.
+ *       clients verify BBS and Groth16 presentations (POST /verification/v1/verify) at full speed;
+ *   (c) junk: one address floods a session's public routes with junk (consent with a wrong nonce,
+ *       issue 24: counted against the address, refused beyond its budget) beside the same tenant.
  *
  * Each configuration is a server in a child process of its own (so the load generators here do
  * not share its event loop), started with config switches: proofs on the event loop
@@ -247,6 +249,18 @@ async function floodScenario(served: Served): Promise<FloodResult> {
   return { rest, flood, attacker: await attacker.stop() };
 }
 
+/** Consent with a wrong nonce for real sessions: what a flood that guesses sends. */
+async function junkScenario(served: Served): Promise<FloodResult> {
+  const tenantPath = '/org/v1/apps';
+  const rest = await sequential(served.origin, tenantPath, served.auth, SECONDS);
+  const attacker = hammer(served.origin, FLOOD, (i) => ({
+    path: `/verification/v1/sessions/${served.sessions[i % served.sessions.length].sessionId}/consent`,
+    body: JSON.stringify({ nonce: `nonce_guess_${i}`, decision: 'approved' }),
+  }));
+  const flood = await sequential(served.origin, tenantPath, served.auth, SECONDS);
+  return { rest, flood, attacker: await attacker.stop() };
+}
+
 interface VerifyResult {
   rest: Latency;
   busy: Latency;
@@ -304,6 +318,7 @@ const counts = (c: Record<string, number>) =>
 async function main(): Promise<void> {
   const flood: Partial<Record<keyof typeof CONFIGS, FloodResult>> = {};
   const verify: Partial<Record<keyof typeof CONFIGS, VerifyResult>> = {};
+  const junk: Partial<Record<keyof typeof CONFIGS, FloodResult>> = {};
   for (const [name, config] of Object.entries(CONFIGS) as Array<
     [keyof typeof CONFIGS, (typeof CONFIGS)[keyof typeof CONFIGS]]
   >) {
@@ -312,6 +327,7 @@ async function main(): Promise<void> {
       // Verify first: the Groth16 presentation's `now` must be within a minute of the server's clock.
       if (name !== 'pool_limits') verify[name] = await verifyScenario(served);
       flood[name] = await floodScenario(served);
+      if (name !== 'event_loop') junk[name] = await junkScenario(served);
     } finally {
       await stopServer(child);
     }
@@ -336,6 +352,15 @@ async function main(): Promise<void> {
       `${CONFIGS[name].label.padEnd(38)} ${fmt(r.rest.p50)}  ${fmt(r.rest.p99)}  ${fmt(r.busy.p50)}    ${fmt(r.busy.p99)}  ${r.verificationsPerSecond.toFixed(1).padStart(15)}  ${counts(r.verifications)}`,
     );
   }
+  console.log('\n(c) tenant GET /org/v1/apps beside a flood of wrong-nonce consents from one address');
+  console.log(
+    'configuration                          rest p50  rest p99  flood p50  flood p99  n(flood)  flood answers',
+  );
+  for (const [name, r] of Object.entries(junk) as Array<[keyof typeof CONFIGS, FloodResult]>) {
+    console.log(
+      `${CONFIGS[name].label.padEnd(38)} ${fmt(r.rest.p50)}  ${fmt(r.rest.p99)}  ${fmt(r.flood.p50)}    ${fmt(r.flood.p99)}  ${String(r.flood.n).padStart(8)}  ${counts(r.attacker)}`,
+    );
+  }
   console.log('\nLatencies in ms. Shared, noisy machine: compare rows of this run, not runs.');
   if (values.json) {
     const round = (l: Latency) => ({ n: l.n, p50_ms: +l.p50.toFixed(2), p99_ms: +l.p99.toFixed(2), errors: l.errors });
@@ -343,6 +368,12 @@ async function main(): Promise<void> {
       JSON.stringify({
         flood: Object.fromEntries(
           Object.entries(flood).map(([k, r]) => [
+            k,
+            { rest: round(r.rest), flood: round(r.flood), attacker: r.attacker },
+          ]),
+        ),
+        junk: Object.fromEntries(
+          Object.entries(junk).map(([k, r]) => [
             k,
             { rest: round(r.rest), flood: round(r.flood), attacker: r.attacker },
           ]),

@@ -32,6 +32,7 @@ import { walletRoutes } from './routes/wallet.ts';
 import { openid4vpRoutes } from './routes/openid4vp.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import type { ServiceDeps } from './services/deps.ts';
+import { sessionCallAdmitted } from './services/session-calls.ts';
 import type { Store } from './store/db.ts';
 import { createLogger } from './logging.ts';
 
@@ -124,7 +125,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }, done);
   });
   // After authentication: a route with an API key is limited per key, one without per address.
-  installRateLimits(app, { clock, limits: config.rateLimits });
+  installRateLimits(app, {
+    clock,
+    limits: config.rateLimits,
+    admit: (call) => sessionCallAdmitted(services, call),
+  });
   installTextGuard(app);
   // Labelled by the route pattern, never the URL: ids and nonces stay out of the metrics.
   app.addHook('onResponse', (request, reply, done) => {

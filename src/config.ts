@@ -94,15 +94,25 @@ export interface Config {
 }
 
 export interface RateLimits {
-  /** Per client address, on every route without an API key (wallet, status, portal, docs). */
+  /**
+   * Per client address, on every route without an API key (docs, landing, unknown paths), and on
+   * a session's public routes for the calls that name no existing session (or a wrong nonce).
+   */
   publicPerMinute: number;
   /**
-   * Per client on the routes that check or build a proof (presentation submission, /verify,
-   * the sandbox presentation builder): the address, or the API key where one is required.
+   * Per API key on POST /verification/v1/verify, which checks a proof. The session routes that
+   * check or build one are bounded by the proof pool's queue (PROOF_QUEUE_MAX) instead.
    */
   heavyPerMinute: number;
   /** Per API key, on every route that requires one. */
   apiKeyPerMinute: number;
+  /**
+   * Per session, on its public routes, for the calls that name an existing session (with its
+   * nonce or token where the route takes one): these no longer count per address, so that many
+   * students behind one address share no budget. Counted apart for the page and status calls and
+   * for the wallet's calls.
+   */
+  sessionPerMinute: number;
 }
 
 export interface TrustConfig {
@@ -420,6 +430,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
       publicPerMinute: integer(env, 'RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 0, 1_000_000),
       heavyPerMinute: integer(env, 'RATE_LIMIT_HEAVY_PER_MINUTE', 30, 0, 1_000_000),
       apiKeyPerMinute: integer(env, 'RATE_LIMIT_API_KEY_PER_MINUTE', 1200, 0, 1_000_000),
+      sessionPerMinute: integer(env, 'RATE_LIMIT_SESSION_PER_MINUTE', 60, 0, 1_000_000),
     },
     trustProxy: trustProxy(env),
     resultRetentionDays: integer(env, 'RESULT_RETENTION_DAYS', DEFAULT_RESULT_RETENTION_DAYS, 1, 3650),

@@ -83,15 +83,32 @@ forEachDialect('OpenID4VP errors: limits, drain and multi-line form fields', (di
     assert.equal((await fetchRequest()).statusCode, 404);
     assertTemporarilyUnavailable(await fetchRequest(), 429, '60');
 
-    // The response route is heavy: one a minute here.
+    // Junk on the response route spends the address's budget too (proof work is bounded by the
+    // proof pool's queue, not by a count per address).
     const other = fresh();
     const respond = () =>
       form('/openid4vp/v1/sessions/sess_unknown/response?token=x', { error: 'access_denied' }, other);
+    assert.equal((await respond()).statusCode, 404);
     assert.equal((await respond()).statusCode, 404);
     const limited = await respond();
     assertTemporarilyUnavailable(limited, 429, '60');
     assert.equal(limited.headers['ratelimit-remaining'], '0');
     assert.deepEqual(faults(), [], 'a 429 is not a fault');
+  });
+
+  test("a wallet presenting the session's token counts against the session, not its address", async () => {
+    h.clock.advance(60_000);
+    const s = await createSession(h, tenant);
+    const address = fresh();
+    // Twice the address's budget of 2: a campus's wallets behind one address share no budget.
+    for (let i = 0; i < 4; i++) {
+      const res = await h.app.inject({ url: requestPath(s), remoteAddress: address });
+      assert.equal(res.statusCode, 200, res.body);
+    }
+    const wrongToken = requestPath(s).replace(/token=[^&]+/, 'token=wrong');
+    assert.equal((await h.app.inject({ url: wrongToken, remoteAddress: address })).statusCode, 404);
+    assert.equal((await h.app.inject({ url: wrongToken, remoteAddress: address })).statusCode, 404);
+    assertTemporarilyUnavailable(await h.app.inject({ url: wrongToken, remoteAddress: address }), 429, '60');
   });
 
   test('pretty-printed wallet_metadata and a multi-line error_description are accepted', async () => {

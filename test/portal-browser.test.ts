@@ -96,6 +96,10 @@ describe('portal and sandbox wallet in Chromium', () => {
   test('approve: the portal shows the request and a QR code of qrPayload, the wallet verifies, the portal turns verified without a reload', async () => {
     const s = await session();
     const portal = await openPortal(s);
+    const statusRequests: string[] = [];
+    portal.on('request', (request) => {
+      if (request.url().includes('/status')) statusRequests.push(request.url());
+    });
 
     assert.equal(await portal.title(), 'Verify for Campus Bookshop · Matricula');
     await heading(portal, 'Campus Bookshop asks you to confirm you are a student').waitFor(WAIT);
@@ -138,6 +142,10 @@ describe('portal and sandbox wallet in Chromium', () => {
     await heading(portal, 'Verified').waitFor(WAIT);
     assert.equal(await sameDocument(portal), true);
     assert.equal(await portal.title(), 'Verified · Matricula');
+    // One long poll at a time, answered by each change (consent, then completion), not a poll every
+    // 1.5 s: the test clock never reaches the end of a wait, so no request ends without a change.
+    assert.ok(statusRequests.length <= 3, `status requests: ${statusRequests.join(', ')}`);
+    for (const url of statusRequests) assert.match(url, /\?wait=25&seen=(pending|consented)$/);
     assert.match(
       await portal.locator('#announcer').innerText(),
       /^Verified\. Campus Bookshop now knows you are an active student/,

@@ -9,7 +9,8 @@ import { createSession, type CreatedSession } from './support/sessions.ts';
 
 /**
  * Abuse limits (issue 10): per client address on the routes without a key, per API key on the
- * others, a much tighter budget on the routes that check or build a proof. Time moves only with
+ * others, a much tighter budget on /verify; per session on a session's public routes for the calls
+ * that name it with its secret (issue 24: a campus behind one address). Time moves only with
  * the test clock: a limit resets when the clock reaches the next minute.
  */
 
@@ -38,6 +39,7 @@ forEachDialect('rate limits', (dialect) => {
       RATE_LIMIT_PUBLIC_PER_MINUTE: '3',
       RATE_LIMIT_HEAVY_PER_MINUTE: '2',
       RATE_LIMIT_API_KEY_PER_MINUTE: '4',
+      RATE_LIMIT_SESSION_PER_MINUTE: '5',
       PROOF_WORKERS: '0',
     });
     tenant = await h.bootstrap('sandbox');
@@ -48,12 +50,15 @@ forEachDialect('rate limits', (dialect) => {
   });
   after(() => h.close());
 
-  const status = (address: string) =>
+  // A well-formed id of no session: what a scanner or a flood sends.
+  const junk = (address: string) =>
     h.app.inject({
       method: 'GET',
-      url: `/verification/v1/sessions/${session.sessionId}/status`,
+      url: '/verification/v1/sessions/sess_00000000000000000000000000/status',
       remoteAddress: address,
     });
+  const status = (address: string, s: CreatedSession = session) =>
+    h.app.inject({ method: 'GET', url: `/verification/v1/sessions/${s.sessionId}/status`, remoteAddress: address });
   const apps = (who: Tenant, address = '198.51.100.7') =>
     h.app.inject({ method: 'GET', url: '/org/v1/apps', headers: who.auth, remoteAddress: address });
   const build = (address: string, s: CreatedSession) =>
@@ -67,24 +72,24 @@ forEachDialect('rate limits', (dialect) => {
   describe('per client address, without a key', () => {
     test('the limit counts down in RateLimit-* headers, then a 429; other addresses are not affected', async () => {
       for (const remaining of ['2', '1', '0']) {
-        const res = await status('203.0.113.1');
-        assert.equal(res.statusCode, 200, res.body);
+        const res = await junk('203.0.113.1');
+        assert.equal(res.statusCode, 404, res.body);
         assert.equal(res.headers['ratelimit-limit'], '3');
         assert.equal(res.headers['ratelimit-remaining'], remaining);
       }
-      assertLimited(await status('203.0.113.1'), 3);
-      assert.equal((await status('203.0.113.2')).statusCode, 200);
+      assertLimited(await junk('203.0.113.1'), 3);
+      assert.equal((await junk('203.0.113.2')).statusCode, 404);
       h.clock.advance(60_000);
     });
 
     test('the limit resets when the clock reaches the next window', async () => {
-      for (let i = 0; i < 3; i++) assert.equal((await status('203.0.113.3')).statusCode, 200);
-      assertLimited(await status('203.0.113.3'), 3);
+      for (let i = 0; i < 3; i++) assert.equal((await junk('203.0.113.3')).statusCode, 404);
+      assertLimited(await junk('203.0.113.3'), 3);
       h.clock.advance(59_999);
-      assert.equal((await status('203.0.113.3')).statusCode, 429, 'still the same window');
+      assert.equal((await junk('203.0.113.3')).statusCode, 429, 'still the same window');
       h.clock.advance(1);
-      const res = await status('203.0.113.3');
-      assert.equal(res.statusCode, 200);
+      const res = await junk('203.0.113.3');
+      assert.equal(res.statusCode, 404);
       assert.equal(res.headers['ratelimit-remaining'], '2');
     });
 
@@ -106,23 +111,55 @@ forEachDialect('rate limits', (dialect) => {
     });
   });
 
-  describe('the heavy routes', () => {
-    test('the sandbox presentation builder allows 2 a minute per address, with the tighter figures shown', async () => {
-      // A session of its own: the clock has moved past the first one's expiry.
+  describe("a session's public routes", () => {
+    test('calls naming a session with its nonce count per session, not per address', async () => {
       const s = await createSession(h, tenant);
-      const first = await build('203.0.113.10', s);
-      assert.equal(first.statusCode, 200, first.body);
-      assert.equal(first.headers['ratelimit-limit'], '2');
-      assert.equal(first.headers['ratelimit-remaining'], '1');
-      assert.equal((await build('203.0.113.10', s)).statusCode, 200);
-      assertLimited(await build('203.0.113.10', s), 2);
-      // Another address builds at once.
-      assert.equal((await build('203.0.113.11', s)).statusCode, 200);
-      h.clock.advance(60_000);
-      assert.equal((await build('203.0.113.10', s)).statusCode, 200);
+      const other = await createSession(h, tenant);
+      // Five a minute per session (RATE_LIMIT_SESSION_PER_MINUTE), although the address may send three.
+      for (const remaining of ['4', '3', '2', '1', '0']) {
+        const res = await build('203.0.113.10', s);
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.headers['ratelimit-limit'], '5');
+        assert.equal(res.headers['ratelimit-remaining'], remaining);
+      }
+      const refused = await build('203.0.113.10', s);
+      assertLimited(refused, 5);
+      assert.match(refused.json().error.message, /this session/);
+      // Another session from the same address has its own budget, and the address's is whole.
+      assert.equal((await build('203.0.113.10', other)).statusCode, 200);
+      for (let i = 0; i < 3; i++) assert.equal((await junk('203.0.113.10')).statusCode, 404);
+      assertLimited(await junk('203.0.113.10'), 3);
       h.clock.advance(60_000);
     });
 
+    test('a wrong nonce, a malformed body or an unknown session counts against the address', async () => {
+      const s = await createSession(h, tenant);
+      const wrong = { ...s, challengeNonce: 'nonce_wrong' };
+      assert.equal((await build('203.0.113.12', wrong)).statusCode, 404);
+      const malformed = await h.app.inject({
+        method: 'POST',
+        url: '/wallet/sandbox/presentation',
+        remoteAddress: '203.0.113.12',
+        payload: { sessionId: s.sessionId },
+      });
+      assert.equal(malformed.statusCode, 400);
+      assert.equal((await junk('203.0.113.12')).statusCode, 404);
+      // The address's budget is spent: even a good call from it is refused before anything is read.
+      assertLimited(await build('203.0.113.12', s), 3);
+      assert.equal((await build('203.0.113.13', s)).statusCode, 200, 'another address is not affected');
+      h.clock.advance(60_000);
+    });
+
+    test('the page and its status count apart from the wallet: the session id alone cannot spend its budget', async () => {
+      const s = await createSession(h, tenant);
+      for (let i = 0; i < 5; i++) assert.equal((await status('203.0.113.14', s)).statusCode, 200);
+      assertLimited(await status('203.0.113.14', s), 5);
+      assert.equal((await build('203.0.113.14', s)).statusCode, 200, "the wallet's budget is whole");
+      h.clock.advance(60_000);
+    });
+  });
+
+  describe('the heavy routes', () => {
     test('/verification/v1/verify is limited per API key, not per address', async () => {
       const verify = (address: string) =>
         h.app.inject({
@@ -185,7 +222,12 @@ forEachDialect('rate limits', (dialect) => {
 describe('rate limit configuration', () => {
   test('defaults, 0 to turn a limit off, and a clear error for a bad value', () => {
     const defaults = loadConfig({}).rateLimits;
-    assert.deepEqual(defaults, { publicPerMinute: 300, heavyPerMinute: 30, apiKeyPerMinute: 1200 });
+    assert.deepEqual(defaults, {
+      publicPerMinute: 300,
+      heavyPerMinute: 30,
+      apiKeyPerMinute: 1200,
+      sessionPerMinute: 60,
+    });
     assert.equal(loadConfig({ RATE_LIMIT_HEAVY_PER_MINUTE: '0' }).rateLimits.heavyPerMinute, 0);
     assert.throws(() => loadConfig({ RATE_LIMIT_PUBLIC_PER_MINUTE: 'lots' }), /RATE_LIMIT_PUBLIC_PER_MINUTE/);
   });
@@ -213,6 +255,21 @@ describe('rate limit configuration', () => {
 });
 
 describe('the fixed window', () => {
+  test('a request given back frees its place in its own window only', () => {
+    const clock = new TestClock(new Date('2026-01-01T10:00:00.000Z'));
+    const limiter = new FixedWindowLimiter(clock, 2, 60_000);
+    const at = clock.now();
+    limiter.take('ip:a');
+    assert.equal(limiter.take('ip:a').remaining, 0);
+    limiter.giveBack('ip:a', at);
+    assert.equal(limiter.take('ip:a').allowed, true, 'the place given back is taken again');
+    assert.equal(limiter.take('ip:a').allowed, false);
+    clock.advance(60_000);
+    limiter.take('ip:a');
+    limiter.giveBack('ip:a', at);
+    assert.equal(limiter.take('ip:a').remaining, 0, 'a request of the last window gives nothing back in this one');
+  });
+
   test('once a window counts its most clients, new ones share one count and those counted keep theirs', () => {
     const clock = new TestClock(new Date('2026-01-01T10:00:00.000Z'));
     const limiter = new FixedWindowLimiter(clock, 2, 60_000);

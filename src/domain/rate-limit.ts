@@ -36,20 +36,41 @@ export class FixedWindowLimiter {
 
   /** Counts one request of `client`: allowed, or refused with the seconds until the window ends. */
   take(client: string): RateLimitDecision {
+    const now = this.#enterWindow();
+    const counted = this.#counts.get(client);
+    const key = counted !== undefined || this.#counts.size < MAX_CLIENTS_PER_WINDOW ? client : OVERFLOW_CLIENT;
+    const count = (key === client ? (counted ?? 0) : (this.#counts.get(key) ?? 0)) + 1;
+    this.#counts.set(key, count);
+    return this.#decision(count, count <= this.limit, now);
+  }
+
+  /**
+   * Takes back one request of `client` counted at `countedAt` (a request that turned out to belong
+   * to another budget, http/rate-limit.ts), unless that window has ended: a new window starts every
+   * count from zero anyway.
+   */
+  giveBack(client: string, countedAt: Date): void {
+    this.#enterWindow();
+    if (Math.floor(countedAt.getTime() / this.windowMs) !== this.#window) return;
+    const counted = this.#counts.get(client);
+    if (counted !== undefined && counted > 0) this.#counts.set(client, counted - 1);
+  }
+
+  #enterWindow(): number {
     const now = this.clock.now().getTime();
     const window = Math.floor(now / this.windowMs);
     if (window !== this.#window) {
       this.#counts.clear();
       this.#window = window;
     }
-    const counted = this.#counts.get(client);
-    const key = counted !== undefined || this.#counts.size < MAX_CLIENTS_PER_WINDOW ? client : OVERFLOW_CLIENT;
-    const count = (key === client ? (counted ?? 0) : (this.#counts.get(key) ?? 0)) + 1;
-    this.#counts.set(key, count);
-    const resetSeconds = Math.max(1, Math.ceil(((window + 1) * this.windowMs - now) / 1000));
+    return now;
+  }
+
+  #decision(count: number, allowed: boolean, now: number): RateLimitDecision {
+    const resetSeconds = Math.max(1, Math.ceil(((this.#window + 1) * this.windowMs - now) / 1000));
     const remaining = Math.max(0, this.limit - count);
     // Built whole rather than spread from a common part: every request counted makes one.
-    if (count <= this.limit) return { allowed: true, limit: this.limit, remaining, resetSeconds };
+    if (allowed) return { allowed: true, limit: this.limit, remaining, resetSeconds };
     return { allowed: false, retryAfterSeconds: resetSeconds, limit: this.limit, remaining, resetSeconds };
   }
 }

@@ -90,7 +90,7 @@ const RATE_LIMIT_HEADERS: Json = {
 
 const TOO_MANY_REQUESTS = {
   description:
-    'Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated',
+    'Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait',
   content: {
     'application/json': {
       schema: { $ref: '#/components/schemas/ErrorResponse' },

@@ -8,11 +8,17 @@ import { claimsInWords } from './words.ts';
 
 /**
  * The portal page (`/verify/{sessionId}`): what a kiosk or a checkout shows the student. It is
- * rendered whole on the server; verify.js only follows the session (polling the public status
- * endpoint) and switches between the panels rendered here, so every text lives in this file.
+ * rendered whole on the server; verify.js only follows the session (a long poll of the public
+ * status endpoint) and switches between the panels rendered here, so every text lives in this file.
  */
 
-/** How often the page asks for the session's status (docs/portal.md: polling, not server-sent events). */
+/**
+ * The page holds one status request open at a time, which the server answers on a change or after
+ * this many seconds (docs/portal.md); below the 60 s idle timeout of common proxies.
+ */
+export const STATUS_WAIT_SECONDS = 25;
+
+/** The least time between two of the page's status requests, whatever the answers. */
 export const POLL_INTERVAL_MS = 1500;
 
 /** What the page shows: the open states, and one final screen per way a session ends. */
@@ -132,7 +138,7 @@ export async function verifyPage(s: PortalSession): Promise<SafeHtml> {
   const current = panelOf(s.status, s.verified);
   const open = !isTerminal(s.status);
   const claims = claimsInWords(s.requiredClaims);
-  const main = html`<div class="portal" id="portal" data-session-id="${s.sessionId}" data-current="${current}" data-expires-at="${s.expiresAt}" data-server-now="${s.now}" data-poll-ms="${POLL_INTERVAL_MS}">
+  const main = html`<div class="portal" id="portal" data-session-id="${s.sessionId}" data-current="${current}" data-expires-at="${s.expiresAt}" data-server-now="${s.now}" data-poll-ms="${POLL_INTERVAL_MS}" data-wait-seconds="${STATUS_WAIT_SECONDS}">
   <section class="card request" aria-labelledby="request-heading">
     <p class="eyebrow">Student verification</p>
     <h1 id="request-heading">${s.applicationName} asks you to confirm you are a student</h1>

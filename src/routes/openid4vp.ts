@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox, type TSchema } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
+import { limitedPerSession } from '../http/rate-limit.ts';
 import { PUBLIC, Ref } from '../http/schemas.ts';
 import { MULTILINE } from '../http/text-guard.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -195,6 +196,7 @@ export const openid4vpRoutes =
     };
 
     app.get('/openid4vp/v1/sessions/:sessionId/request', {
+      config: limitedPerSession({ token: 'query' }),
       schema: {
         tags,
         operationId: 'retrieveWalletRequestObject',
@@ -208,6 +210,7 @@ export const openid4vpRoutes =
     });
 
     app.post('/openid4vp/v1/sessions/:sessionId/request', {
+      config: limitedPerSession({ token: 'query' }),
       schema: {
         tags,
         operationId: 'createWalletRequestObject',
@@ -244,8 +247,9 @@ export const openid4vpRoutes =
     });
 
     app.post('/openid4vp/v1/sessions/:sessionId/response', {
-      // A response is a presentation to check, like the wallet protocol's: the tighter budget.
-      config: { rateLimit: 'heavy' },
+      // A presentation to check, like the wallet protocol's: bounded by the proof pool's queue and
+      // the session's attempt limit, counted per session.
+      config: limitedPerSession({ token: 'query' }),
       schema: {
         tags,
         operationId: 'submitWalletAuthorizationResponse',

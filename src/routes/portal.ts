@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { limitedPerSession } from '../http/rate-limit.ts';
 import { envelope, errorResponses, IsoTimestamp, PUBLIC, Ref } from '../http/schemas.ts';
 import { findAsset } from '../portal/assets.ts';
 import { sendPage } from '../portal/layout.ts';
@@ -7,7 +8,8 @@ import { notFoundPage } from '../portal/message-page.ts';
 import { pageHandler } from '../portal/page-handler.ts';
 import { verifyPage } from '../portal/verify-page.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { portalSession, publicSessionStatus } from '../services/portal.ts';
+import { awaitSessionStatus, portalSession } from '../services/portal.ts';
+import { DEFAULT_WATCH_LIMITS, STATUS_WAIT_MAX_SECONDS } from '../services/session-watch.ts';
 import { SessionStatusSchema } from './session-schemas.ts';
 
 const PublicStatusSchema = Type.Object(
@@ -40,19 +42,46 @@ const sendNotFoundPage = async (_request: FastifyRequest, reply: FastifyReply) =
 export const portalRoutes =
   (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
+    // Before the server closes, every waiting status request answers with what it knows.
+    app.addHook('preClose', async () => deps.sessionWatch.close());
+
     app.get('/verification/v1/sessions/:sessionId/status', {
+      config: limitedPerSession({}),
       schema: {
         tags: ['Portal'],
         operationId: 'retrieveSessionStatus',
         summary: 'Public status of a session, for the portal page',
         security: PUBLIC,
-        description:
-          'No API key: anyone holding the session id may read it. It reveals the state, whether a completed session ended verified, and the timing; never the claims, the university, the format, a failure reason or the nonce. The portal page polls it every 1.5 s.',
+        description: `No API key: anyone holding the session id may read it. It reveals the state, whether a completed session ended verified, and the timing; never the claims, the university, the format, a failure reason or the nonce. With \`wait\`, a long poll: the answer comes once the status differs from \`seen\` (or is final), when the session expires, or after \`wait\` seconds with the status unchanged. The portal page holds one such request open at a time. At most ${DEFAULT_WATCH_LIMITS.maxPerSession} requests wait on one session at once, and a bounded number per process: one more is a 429 with Retry-After.`,
         params: Type.Object({ sessionId: Type.String({ maxLength: 64 }) }),
-        response: { 200: envelope(Ref(PublicStatusSchema)), ...errorResponses('invalid_request', 'not_found') },
+        querystring: Type.Object(
+          {
+            wait: Type.Optional(
+              Type.Integer({
+                minimum: 0,
+                maximum: STATUS_WAIT_MAX_SECONDS,
+                default: 0,
+                description: 'Seconds to wait for a change before answering; 0 answers at once',
+              }),
+            ),
+            seen: Type.Optional(SessionStatusSchema),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: envelope(Ref(PublicStatusSchema)),
+          ...errorResponses('invalid_request', 'not_found'),
+        },
       },
       handler: async (request, reply) => {
-        const data = await publicSessionStatus(deps, request.params.sessionId);
+        // The client going away (a closed tab) ends its wait and frees its place.
+        const gone = new AbortController();
+        reply.raw.once('close', () => gone.abort());
+        const data = await awaitSessionStatus(deps, request.params.sessionId, {
+          waitSeconds: request.query.wait ?? 0,
+          seen: request.query.seen,
+          signal: gone.signal,
+        });
         reply.header('cache-control', 'no-store');
         return { success: true as const, data };
       },
@@ -60,7 +89,7 @@ export const portalRoutes =
 
     app.get<{ Params: { sessionId: string } }>(
       '/verify/:sessionId',
-      HIDDEN,
+      { ...HIDDEN, config: limitedPerSession({}) },
       pageHandler(async (request: FastifyRequest<{ Params: { sessionId: string } }>) => {
         const session = await portalSession(deps, request.params.sessionId);
         if (!session) return { status: 404, page: notFoundPage() };
@@ -72,7 +101,9 @@ export const portalRoutes =
 
     app.get<{ Params: { name: string }; Querystring: { v?: string } }>(
       '/assets/:name',
-      HIDDEN,
+      // Not limited: served from memory, no database, cheaper than the 429 that would refuse it, and
+      // every student's browser fetches each one once (a campus behind one address is hundreds).
+      { ...HIDDEN, config: { rateLimit: 'none' } },
       async (request, reply) => {
         const asset = findAsset(request.params.name);
         if (!asset) return sendPage(reply, 404, notFoundPage());

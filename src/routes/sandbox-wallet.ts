@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isTerminal } from '../domain/session-state.ts';
 import { ApiError } from '../errors.ts';
+import { limitedPerSession } from '../http/rate-limit.ts';
 import { envelope, errorResponses, POST_ERRORS, PUBLIC, Ref, StringEnum } from '../http/schemas.ts';
 import { sendPage } from '../portal/layout.ts';
 import { messagePage, notFoundPage } from '../portal/message-page.ts';
@@ -116,7 +117,8 @@ export const sandboxWalletRoutes =
     const limited = buildLimiter(MAX_CONCURRENT_BUILDS);
 
     app.post('/wallet/sandbox/presentation', {
-      config: { rateLimit: 'heavy' },
+      // Bounded by MAX_CONCURRENT_BUILDS and the proof pool's queue; counted per session.
+      config: limitedPerSession({ sessionId: 'body', nonce: 'body' }),
       schema: {
         tags: ['Sandbox wallet'],
         operationId: 'buildSandboxPresentation',

@@ -9,6 +9,7 @@ import {
   Ref,
   StringEnum,
 } from '../http/schemas.ts';
+import { limitedPerSession } from '../http/rate-limit.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { presentationRequest, recordConsent, submitPresentation } from '../services/wallet.ts';
 import { ClaimNameSchema, FormatSchema, SessionStatusSchema } from './session-schemas.ts';
@@ -66,6 +67,7 @@ export const walletRoutes =
   (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get('/verification/v1/sessions/:sessionId/request', {
+      config: limitedPerSession({ nonce: 'query' }),
       schema: {
         tags,
         operationId: 'retrievePresentationRequest',
@@ -82,6 +84,7 @@ export const walletRoutes =
     });
 
     app.post('/verification/v1/sessions/:sessionId/consent', {
+      config: limitedPerSession({ nonce: 'body' }),
       schema: {
         tags,
         operationId: 'submitConsent',
@@ -104,7 +107,8 @@ export const walletRoutes =
     });
 
     app.post('/verification/v1/sessions/:sessionId/presentation', {
-      config: { rateLimit: 'heavy' },
+      // Its proof work is bounded by the proof pool's queue and the session's attempt limit.
+      config: limitedPerSession({ nonce: 'body' }),
       schema: {
         tags,
         operationId: 'submitPresentation',

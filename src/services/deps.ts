@@ -6,6 +6,8 @@ import { ProofPool } from '../proofs/worker/pool.ts';
 import { inProcessRunner, type ProofRunner } from '../proofs/worker/tasks.ts';
 import type { Db } from '../store/db.ts';
 import { SessionInserts } from '../store/session-inserts.ts';
+import { sessionStatuses } from '../store/sessions.ts';
+import { SessionWatch } from './session-watch.ts';
 import { DeliveryWakeups } from '../webhooks/wake.ts';
 import { PrometheusMetrics, type PoolStats } from './metrics.ts';
 import type { MetricsRecorder } from '../domain/metrics.ts';
@@ -44,6 +46,8 @@ export interface ServiceDeps {
   sessionInserts: SessionInserts;
   /** The OpenID4VP request signer, loaded (or, in sandbox, generated) on first use and kept. */
   requestSigner: () => Promise<RequestSigner>;
+  /** The status requests waiting for a session to change; the unit of work wakes them after commit. */
+  sessionWatch: SessionWatch;
 }
 
 /** Issuer metadata and status lists as the configuration says: SSRF guard, timeout, size limit, cache bounds. */
@@ -89,9 +93,16 @@ export function createServiceDeps(input: {
 }): ServiceDeps {
   configureOpenid4vpLibraries(input.config);
   const wakeups = new DeliveryWakeups();
+  const sessionWatch = new SessionWatch(input.clock, (ids) => sessionStatuses(input.db, ids));
   const { proofWorkers, proofQueueMax } = input.config;
   const pool = proofWorkers > 0 ? new ProofPool({ threads: proofWorkers, maxQueue: proofQueueMax }) : undefined;
-  const metrics = new PrometheusMetrics({ db: input.db, clock: input.clock, pool: input.pool, proofPool: pool });
+  const metrics = new PrometheusMetrics({
+    db: input.db,
+    clock: input.clock,
+    pool: input.pool,
+    proofPool: pool,
+    statusWaits: sessionWatch,
+  });
   const publications = createIssuerPublications({ ...input, metrics });
   const proofs = pool ?? inProcessRunner;
   return {
@@ -106,12 +117,13 @@ export function createServiceDeps(input: {
       groth16LiveVerificationKeyPath: input.config.groth16LiveVerificationKey,
       runner: proofs,
     }),
-    unitOfWork: createUnitOfWork({ db: input.db, clock: input.clock, wakeups }),
+    unitOfWork: createUnitOfWork({ db: input.db, clock: input.clock, wakeups, sessions: sessionWatch }),
     wakeups,
     metrics,
     proofs,
     close: async () => pool?.close(),
     sessionInserts: new SessionInserts(input.db),
     requestSigner: once(() => loadRequestSigner(input)),
+    sessionWatch,
   };
 }

@@ -41,7 +41,14 @@ export class PrometheusMetrics implements MetricsRecorder {
   readonly #issuerFetches: Counter<'kind' | 'result'>;
   readonly #statusUnknown: Counter;
 
-  constructor(input: { db: Db; clock: Clock; pool?: PoolStats; proofPool?: ProofPoolStats }) {
+  constructor(input: {
+    db: Db;
+    clock: Clock;
+    pool?: PoolStats;
+    proofPool?: ProofPoolStats;
+    /** The portal's long polls (services/session-watch.ts): how many wait now. */
+    statusWaits?: { readonly open: number };
+  }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.#http = new Histogram({
@@ -126,6 +133,16 @@ export class PrometheusMetrics implements MetricsRecorder {
         this.set(oldestDueAt ? Math.max(0, (clock.now().getTime() - Date.parse(oldestDueAt)) / 1000) : 0);
       },
     });
+    const { statusWaits } = input;
+    if (statusWaits)
+      new Gauge({
+        name: 'matricula_status_requests_waiting',
+        help: 'Status requests held open for a change (the portal page long poll); beyond the per-process bound more are refused (429).',
+        registers,
+        collect() {
+          this.set(statusWaits.open);
+        },
+      });
     const { proofPool } = input;
     if (proofPool) {
       new Gauge({

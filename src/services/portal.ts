@@ -1,7 +1,7 @@
 import type { ClaimName } from '../domain/claims.ts';
 import { isId } from '../domain/ids.ts';
-import { effectiveStatus, type SessionStatus } from '../domain/session-state.ts';
-import { notFound } from '../errors.ts';
+import { effectiveStatus, isTerminal, type SessionStatus } from '../domain/session-state.ts';
+import { ApiError, notFound } from '../errors.ts';
 import type { Environment } from '../domain/environment.ts';
 import { findApplicationById } from '../store/applications.ts';
 import { findSession } from '../store/sessions.ts';
@@ -62,6 +62,49 @@ export async function publicSessionStatus(deps: PortalDeps, sessionId: string): 
   const session = await lookup(deps, sessionId);
   if (!session) throw notFound('session', 'sessionId');
   return statusOf(session, deps.clock.now());
+}
+
+/** How long a status request may wait for a change, and from which status. */
+export interface StatusWait {
+  /** Seconds to wait at most (0: answer at once). The session's expiry ends the wait too. */
+  waitSeconds: number;
+  /** The status the caller last saw; by default the status when the request arrived. */
+  seen?: SessionStatus;
+  /** Aborts when the caller went away: its wait ends, freeing its place. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The public status of a session once it differs from `seen` (the portal page's long poll): at
+ * once when it already does or is final, else when the session changes (a change in this process
+ * wakes the request at once, one in another process within the watch's recheck), when it expires,
+ * or after `waitSeconds` with the status unchanged. Refused with a 429 when too many requests
+ * wait already (in this process, or on this session).
+ */
+export async function awaitSessionStatus(
+  deps: PortalDeps & Pick<ServiceDeps, 'sessionWatch'>,
+  sessionId: string,
+  wait: StatusWait,
+): Promise<PublicSessionStatus> {
+  const until = deps.clock.now().getTime() + wait.waitSeconds * 1000;
+  let current = await publicSessionStatus(deps, sessionId);
+  const seen = wait.seen ?? current.status;
+  for (let first = true; current.status === seen && !isTerminal(seen) && !wait.signal?.aborted; first = false) {
+    const deadline = Math.min(until, Date.parse(current.expiresAt));
+    if (deadline <= deps.clock.now().getTime()) break;
+    const waiting = deps.sessionWatch.wait(sessionId, seen, deadline, wait.signal);
+    if (!waiting) {
+      // Refused on arrival: too many waiting. Later, or while the server stops: answer what is known.
+      if (first && !deps.sessionWatch.closed)
+        throw new ApiError('rate_limited', 'Too many status requests are waiting. Retry in 5 s.', {
+          retryAfterSeconds: 5,
+        });
+      break;
+    }
+    await waiting;
+    current = await publicSessionStatus(deps, sessionId);
+  }
+  return current;
 }
 
 /** The portal's view of a session, or undefined when there is no such session. */

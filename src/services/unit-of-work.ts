@@ -41,14 +41,24 @@ export interface Work {
  * transaction, and the delivery workers woken once it has committed (in this process through
  * {@link DeliveryWakeups}, in every process through NOTIFY on PostgreSQL). A rollback wakes
  * nobody. No service wakes a worker by hand: a state change that records an event here cannot
- * forget to.
+ * forget to. The same holds for the status requests waiting on a session its events name.
  */
 export type UnitOfWork = <T>(work: (w: Work) => Promise<T>) => Promise<T>;
 
 /** The unit of work under way in this async context, per root database: a nested call joins it. */
 const current = new AsyncLocalStorage<{ db: Db; work: Work }>();
 
-export function createUnitOfWork(deps: { db: Db; clock: Clock; wakeups: DeliveryWakeups }): UnitOfWork {
+/** Who learns, after commit, which sessions a unit of work changed (services/session-watch.ts). */
+export interface SessionChanges {
+  changed(sessionId: string): void;
+}
+
+export function createUnitOfWork(deps: {
+  db: Db;
+  clock: Clock;
+  wakeups: DeliveryWakeups;
+  sessions?: SessionChanges;
+}): UnitOfWork {
   const { clock } = deps;
   const envelope = (source: EventSource, type: EventType, data: Record<string, unknown>): EventEnvelope => ({
     id: newId('event', clock),
@@ -77,17 +87,24 @@ export function createUnitOfWork(deps: { db: Db; clock: Clock; wakeups: Delivery
     };
     // Each event queues the NOTIFY naming its own deliveries' endpoints as it is written.
     let dueUnannounced = false;
+    // Every session event names its session: whoever waits for it looks again after commit.
+    const sessions = new Set<string>();
+    const touched = (data: Record<string, unknown>) => {
+      if (typeof data.sessionId === 'string') sessions.add(data.sessionId);
+    };
     const result = await deps.db.transaction().execute(async (trx) => {
       const w: Work = {
         db: trx,
         async record(source, type, data) {
           const event = envelope(source, type, data);
           enqueued(await writeEvent(trx, event, source.orgId, await subscribers(trx, event), { clock, origin }));
+          touched(data);
           return event;
         },
         async recordFor(source, type, data, endpointIds) {
           const event = envelope(source, type, data);
           const deliveries = enqueued(await writeEvent(trx, event, source.orgId, endpointIds, { clock, origin }));
+          touched(data);
           return { event, deliveries };
         },
         deliveriesDue() {
@@ -103,6 +120,7 @@ export function createUnitOfWork(deps: { db: Db; clock: Clock; wakeups: Delivery
       return value;
     });
     if (due) deps.wakeups.notify(endpoints);
+    for (const sessionId of sessions) deps.sessions?.changed(sessionId);
     return result;
   };
 }

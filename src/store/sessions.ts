@@ -111,6 +111,13 @@ export async function findSession(db: Db, id: string): Promise<Session | undefin
   return row && toSession(row);
 }
 
+/** The stored status of each of these sessions that exists (one query, for the status requests that wait). */
+export async function sessionStatuses(db: Db, ids: string[]): Promise<Map<string, SessionStatus>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('sessions').select(['id', 'status']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, row.status]));
+}
+
 export interface SessionFilter {
   orgId: string;
   environment: Environment;

@@ -325,7 +325,7 @@ export interface paths {
         };
         /**
          * Public status of a session, for the portal page
-         * @description No API key: anyone holding the session id may read it. It reveals the state, whether a completed session ended verified, and the timing; never the claims, the university, the format, a failure reason or the nonce. The portal page polls it every 1.5 s.
+         * @description No API key: anyone holding the session id may read it. It reveals the state, whether a completed session ended verified, and the timing; never the claims, the university, the format, a failure reason or the nonce. With `wait`, a long poll: the answer comes once the status differs from `seen` (or is final), when the session expires, or after `wait` seconds with the status unchanged. The portal page holds one such request open at a time. At most 4 requests wait on one session at once, and a bounded number per process: one more is a 429 with Retry-After.
          */
         get: operations["retrieveSessionStatus"];
         put?: never;
@@ -1562,7 +1562,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1701,7 +1701,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1795,7 +1795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1889,7 +1889,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2025,7 +2025,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2124,7 +2124,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2265,7 +2265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2359,7 +2359,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2459,7 +2459,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2615,7 +2615,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2709,7 +2709,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2837,7 +2837,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2965,7 +2965,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3052,7 +3052,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3185,7 +3185,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3320,7 +3320,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3808,7 +3808,11 @@ export interface operations {
     };
     retrieveSessionStatus: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Seconds to wait for a change before answering; 0 answers at once */
+                wait?: number;
+                seen?: components["schemas"]["SessionStatus"];
+            };
             header?: never;
             path: {
                 sessionId: string;
@@ -3854,7 +3858,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4062,7 +4066,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4191,7 +4195,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4291,7 +4295,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4385,7 +4389,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4484,7 +4488,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4632,7 +4636,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4726,7 +4730,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4820,7 +4824,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4945,7 +4949,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5073,7 +5077,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5201,7 +5205,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5302,7 +5306,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5397,7 +5401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5526,7 +5530,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests (rate_limited): per client address without a key, per API key with one, tighter where a proof is checked or built; also when the proof workers are saturated */
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];

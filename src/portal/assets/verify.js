@@ -1,5 +1,7 @@
-// The portal page follows its session: it polls the public status endpoint and shows the panel
-// the server rendered for each state. Time left is counted from the server's clock (the `now`
+// The portal page follows its session with one long-lived request at a time: the public status
+// endpoint, asked to wait (`wait`) until the status differs from the one shown (`seen`), answers at
+// once on a change and otherwise after the wait; the page then asks again. It shows the panel the
+// server rendered for each state. Time left is counted from the server's clock (the `now`
 // of each answer) and this page's monotonic clock, never from the device's date, which a kiosk
 // may have wrong. Expiry is the server's to decide: at zero the page asks, it does not assume.
 'use strict';
@@ -8,6 +10,9 @@
   if (!root) return;
   const FINAL = ['verified', 'not_verified', 'expired', 'cancelled', 'declined'];
   const statusUrl = '/verification/v1/sessions/' + encodeURIComponent(root.dataset.sessionId) + '/status';
+  // Seconds the server may hold a request; below the usual proxy idle timeouts (60 s).
+  const waitSeconds = Number(root.dataset.waitSeconds) || 25;
+  // Never more than one request per this interval, whatever the server answers.
   const pollMs = Number(root.dataset.pollMs) || 1500;
   const countdown = document.getElementById('countdown');
   const announcer = document.getElementById('announcer');
@@ -94,10 +99,13 @@
   async function poll() {
     if (inFlight) return;
     inFlight = true;
+    const startedAt = performance.now();
     try {
-      const response = await fetch(statusUrl, { cache: 'no-store', headers: { accept: 'application/json' } });
+      const query = '?wait=' + waitSeconds + '&seen=' + encodeURIComponent(current);
+      const response = await fetch(statusUrl + query, { cache: 'no-store', headers: { accept: 'application/json' } });
       if (!response.ok) throw new Error('status endpoint answered ' + response.status);
       const status = (await response.json()).data;
+      // The server's clock as of its answer: a long answer was sent at its end, not its start.
       remainingAtSync = Date.parse(status.expiresAt) - Date.parse(status.now);
       syncedAt = performance.now();
       if (remainingAtSync > 0) askedAtZero = false;
@@ -113,11 +121,14 @@
     }
     if (FINAL.includes(current)) return stop();
     renderCountdown();
-    schedule(failures ? Math.min(pollMs * 2 ** failures, 15000) : pollMs);
+    // The next request leaves at once after a long answer, never sooner than pollMs after the last
+    // one started, and later after failures.
+    const elapsed = performance.now() - startedAt;
+    schedule(failures ? Math.min(pollMs * 2 ** failures, 15000) : Math.max(0, pollMs - elapsed));
   }
 
   if (FINAL.includes(current)) return;
   renderCountdown();
   ticker = setInterval(renderCountdown, 250);
-  schedule(pollMs);
+  schedule(0);
 })();
