@@ -766,7 +766,7 @@ export interface components {
             university_domain?: string | null;
             /** @description null when not requested or not disclosed */
             academic_level: string | null;
-            /** @description null when not requested, or when the format proves it lies in the future without revealing it (groth16) */
+            /** @description Always asked of the wallet, so reported whenever the format reveals it (sd-jwt-vc, bbs); null when not disclosed, or when the format proves it lies in the future without revealing it (groth16) */
             valid_until: string | null;
         };
         /** @description The outcome of a completed session */
