@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,3 +91,60 @@ test('--port and --host are where the service listens; --role is still read', { 
     if (child.exitCode === null) await once(child, 'exit');
   }
 });
+
+/** Whether anything accepts connections on the port (a refused connection means nothing listens). */
+async function listening(port: number): Promise<boolean> {
+  const socket = connect(port, '127.0.0.1');
+  try {
+    await once(socket, 'connect');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    socket.destroy();
+  }
+}
+
+/**
+ * `npm start` must stop when it is told to: SIGTERM to the npm process (a supervisor, `kill`), and
+ * Ctrl-C (SIGINT to the terminal's whole process group). With `tsx src/main.ts` a SIGTERM to npm
+ * left tsx's child holding the port.
+ */
+for (const [how, signal, group] of [
+  ['SIGTERM to the npm process', 'SIGTERM', false],
+  ['Ctrl-C (SIGINT to the process group)', 'SIGINT', true],
+] as const) {
+  test(`npm start: ${how} stops the service and frees its port`, { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const npm = spawn('npm', ['start', '--', '--port', String(port), '--host', '127.0.0.1'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, `npm-${signal}.sqlite`)}`, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own, as a terminal gives a foreground job, so that Ctrl-C can be sent to it.
+      detached: true,
+    });
+    let output = '';
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = once(npm, 'exit');
+    try {
+      while (!output.includes('Matricula is listening')) {
+        if (npm.exitCode !== null) assert.fail(`npm start exited: ${output}`);
+        await once(npm.stdout, 'data');
+      }
+      assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
+      if (group) process.kill(-npm.pid!, signal);
+      else npm.kill(signal);
+      await exited;
+      assert.equal(await listening(port), false, `the service still listens on ${port} after npm exited: ${output}`);
+      assert.match(output, /"msg":"stopping"/, 'the service itself got the signal and stopped gracefully');
+    } finally {
+      // Whatever happened above, nothing of this test keeps running.
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        // The group is gone already: the expected case.
+      }
+    }
+  });
+}
