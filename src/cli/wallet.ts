@@ -9,7 +9,7 @@ import { sandboxStatusIndex } from '../proofs/sd-jwt-vc/sandbox-status-list.ts';
 import { sandboxStatusListUri } from '../services/sandbox-status-lists.ts';
 import { answerOpenid4vp, isOpenid4vpUri, serviceBaseOf } from './openid4vp-wallet.ts';
 import { printJson, requireOption, UsageError, type CliContext, type Command } from './command.ts';
-import { BASE_URL_DEFAULT, serviceBaseUrl } from './api-client.ts';
+import { ApiRequestError, BASE_URL_DEFAULT, serviceBaseUrl } from './api-client.ts';
 
 /**
  * The wallet simulator: holds sandbox credentials (issued on the fly from the published sandbox
@@ -207,7 +207,11 @@ export const walletPresent: Command = {
       return outcome.verified ? 0 : 1;
     };
     const fail = (what: string, res: ApiReply) =>
-      new Error(`${what}: HTTP ${res.status} ${res.json?.error?.code ?? ''} ${res.json?.error?.message ?? ''}`.trim());
+      new ApiRequestError(
+        `${what}: HTTP ${res.status} ${res.json?.error?.code ?? ''} ${res.json?.error?.message ?? ''}`.trim(),
+        res.status,
+        res.json?.error?.code,
+      );
 
     const request = await call('GET', `${session}/request?nonce=${encodeURIComponent(nonce)}`);
     if (request.status !== 200) throw fail('reading the request', request);
