@@ -53,7 +53,7 @@ export const ReportedClaimsSchema = Type.Object(
     university_domain: Type.Optional(
       nullable(Type.String(), 'Present when requested; null if the student did not disclose it'),
     ),
-    academic_level: nullable(Type.String(), 'null when not requested or not disclosed'),
+    academic_level: nullable(Ref(AcademicLevelEnum), 'null when not requested or not disclosed'),
     valid_until: nullable(
       Type.String(),
       'Always asked of the wallet, so reported whenever the format reveals it (sd-jwt-vc, bbs); null when not disclosed, or when the format proves it lies in the future without revealing it (groth16)',
