@@ -100,9 +100,11 @@ describe('portal and sandbox wallet in Chromium', () => {
     assert.equal(await portal.title(), 'Verify for Campus Bookshop · Matricula');
     await heading(portal, 'Campus Bookshop asks you to confirm you are a student').waitFor(WAIT);
     assert.match(await portal.locator('.purpose').innerText(), /15% student discount on your order/);
+    // Exactly what the wallet will be asked to disclose: the date too, which the business receives.
     assert.deepEqual(await portal.locator('.claims li').allInnerTexts(), [
       'That you are currently enrolled as a student',
       'Which university you study at',
+      'The date your student status is valid until',
     ]);
     // Counted from the server's clock (the browser's is hours away from the test clock).
     assert.match(await portal.locator('#countdown').innerText(), /^(5:00|4:5\d)$/);
