@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { docsUiOptions } from './portal/docs-theme.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
 import Ajv from 'ajv';
@@ -198,13 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
   });
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: true,
-    // Swagger UI's policy asks browsers to fetch its assets over https, which leaves /docs blank
-    // when the service is reached over plain http on any host but localhost.
-    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/g, ''),
-  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, ...docsUiOptions() });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(services));

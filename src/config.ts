@@ -13,6 +13,7 @@ import {
 } from './domain/credentials.ts';
 import { DEFAULT_RESULT_RETENTION_DAYS } from './domain/redaction.ts';
 import { loadLiveVerificationKey, VerificationKeyError } from './proofs/groth16/verification-key.ts';
+import { parseServerArgs, ServerArgsError } from './server-args.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -380,8 +381,15 @@ function openid4vpConfig(env: Env): Openid4vpConfig {
   };
 }
 
-/** Parses the environment (and the `--role` flag) into a {@link Config}, or throws {@link ConfigError}. */
-export function loadConfig(env: Env = process.env, argv: string[] = []): Config {
+/**
+ * Parses the environment, and the command line's flags that override it (`--role`, `--port`,
+ * `--host`: server-args.ts), into a {@link Config}, or throws {@link ConfigError} (or
+ * {@link ServerArgsError} for a command line it does not understand).
+ */
+export function loadConfig(baseEnv: Env = process.env, argv: string[] = []): Config {
+  const args = parseServerArgs(argv);
+  if (args.action !== 'run') throw new ServerArgsError(`--${args.action} is answered before the configuration is read`);
+  const env: Env = { ...baseEnv, ...args.env };
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '0.0.0.0';
   const baseUrl = httpUrl(env, 'BASE_URL', `http://localhost:${port}`);
@@ -389,10 +397,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
   const appScheme = env.APP_SCHEME || 'matricula';
   if (!/^[a-z][a-z0-9+.-]*$/.test(appScheme))
     throw new ConfigError('APP_SCHEME', `must be a URI scheme such as "matricula" (got "${appScheme}")`);
-  const roleFlag =
-    argv.find((arg) => arg.startsWith('--role='))?.slice('--role='.length) ??
-    (argv.includes('--role') ? argv[argv.indexOf('--role') + 1] : undefined);
-  const role = oneOf({ ROLE: roleFlag ?? env.ROLE }, 'ROLE', ROLES, 'all');
+  const role = oneOf(env, 'ROLE', ROLES, 'all');
   const metricsPort =
     env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535);
   if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port && role !== 'worker')

@@ -1,3 +1,5 @@
+import type { RejectionReason } from './proofs/types.ts';
+import type { WebhookUrlRefusal } from './webhooks/ssrf.ts';
 /**
  * One error vocabulary: a closed list of codes, each with its HTTP status. Every error response
  * of the API is `{success: false, error: {code, message, param?, requestId}}`.
@@ -22,12 +24,18 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * The closed list of an error's `reason` (the OpenAPI document's ErrorReason, http/schemas.ts):
+ * why a presentation was rejected, or why a webhook URL was refused.
+ */
+export type ErrorReason = RejectionReason | WebhookUrlRefusal;
+
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly param?: string;
   /** Machine-readable cause within the code, e.g. the rejection reason of a presentation. */
-  readonly reason?: string;
+  readonly reason?: ErrorReason;
   /** For a 429 or 503: when to try again, sent as Retry-After (seconds). */
   readonly retryAfterSeconds?: number;
   /** For the operator's log only, never sent: e.g. the address and error code of a failed fetch. */
@@ -36,7 +44,7 @@ export class ApiError extends Error {
   constructor(
     code: ErrorCode,
     message: string,
-    options: { param?: string; reason?: string; retryAfterSeconds?: number; detail?: string } = {},
+    options: { param?: string; reason?: ErrorReason; retryAfterSeconds?: number; detail?: string } = {},
   ) {
     super(message);
     this.name = 'ApiError';

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { systemClock } from './domain/clock.ts';
 import { PeriodicJob } from './jobs/periodic.ts';
 import { createLogger, logStartupWarnings } from './logging.ts';
+import { parseServerArgs, SERVER_USAGE, ServerArgsError, serverVersion } from './server-args.ts';
 import { seedSandboxIssuers } from './services/trust-registry.ts';
 import { createServiceDeps } from './services/deps.ts';
 import { expireDueSessions } from './services/expiry.ts';
@@ -16,8 +17,19 @@ import { DeliveryWorker } from './webhooks/worker.ts';
 async function main(): Promise<void> {
   let config: Config;
   try {
-    config = loadConfig(process.env, process.argv.slice(2));
+    const argv = process.argv.slice(2);
+    // --help and --version answer and exit before any configuration is read or port opened.
+    const args = parseServerArgs(argv);
+    if (args.action !== 'run') {
+      process.stdout.write(`${args.action === 'help' ? SERVER_USAGE : serverVersion()}\n`);
+      return;
+    }
+    config = loadConfig(process.env, argv);
   } catch (err) {
+    if (err instanceof ServerArgsError) {
+      process.stderr.write(`Error: ${err.message}\n\n${SERVER_USAGE}\n`);
+      process.exit(2);
+    }
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
       process.exit(1);

@@ -14,6 +14,7 @@ import { sandboxIssuerKeyPair as jwkKeyPair } from '../src/proofs/sd-jwt-vc/inde
 import { seedSandboxIssuers } from '../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, testConfig, type TestStore } from './support/harness.ts';
 import { listeningApp } from './support/server.ts';
+import { CA_USAGE, certificate, newIssuerKey, pem } from './support/university.ts';
 
 const TOKEN = 'cli-admin-token-0123456789abcdef';
 const run = promisify(execFile);
@@ -114,6 +115,39 @@ forEachDialect('matricula CLI through the admin API', (dialect) => {
       JSON.parse((await cli(env, 'issuers', 'list', '--environment', 'live', '--json')).stdout).data.length,
       0,
     );
+  });
+
+  test('issuers add --anchor CERT.pem --admin-url: a PEM anchor (many lines) goes through the admin API', async () => {
+    const caKey = await newIssuerKey();
+    const ca = await certificate(caKey, 'Remote University Root', new Date(), { ca: true, keyUsage: CA_USAGE });
+    const caFile = join(tmpdir(), `admin-ca-${process.pid}-${dialect}.pem`);
+    writeFileSync(caFile, pem(ca));
+    assert.ok(pem(ca).split('\n').length > 3, 'the PEM spans lines');
+    const added = await cli(
+      withToken,
+      'issuers',
+      'add',
+      '--name',
+      'Remote U',
+      '--domain',
+      'remote.example.edu',
+      '--country',
+      'PT',
+      '--environment',
+      'live',
+      '--anchor',
+      caFile,
+      '--admin-url',
+      baseUrl,
+      '--json',
+    );
+    assert.equal(added.code, 0, added.stderr);
+    const issuer = JSON.parse(added.stdout);
+    assert.equal(issuer.anchors.length, 1);
+    const shown = await cli(withToken, 'issuers', 'show', issuer.id, '--admin-url', baseUrl);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /x509 anchor: CN=Remote University Root/);
+    assert.equal((await cli(withToken, 'issuers', 'remove', issuer.id, '--admin-url', baseUrl)).code, 0);
   });
 
   test('no token, a wrong token, or a server without ADMIN_TOKEN: a clear failure', async () => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig } from '../src/config.ts';
+import { parseServerArgs, ServerArgsError, serverVersion } from '../src/server-args.ts';
 
 test('defaults follow DESIGN §1', () => {
   const config = loadConfig({});
@@ -36,6 +37,37 @@ test('values are parsed and the role comes from --role', () => {
   assert.equal(config.webhookAllowPrivateTargets, true);
   assert.deepEqual(config.webhookRetrySchedule, [1, 2, 3]);
   assert.equal(config.role, 'worker');
+});
+
+test('the command line: --role, --port and --host override their variables; anything else is an error', () => {
+  const config = loadConfig({ PORT: '9000', HOST: '0.0.0.0', ROLE: 'api' }, [
+    '--port',
+    '8099',
+    '--host=127.0.0.1',
+    '--role=worker',
+  ]);
+  assert.equal(config.port, 8099);
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.role, 'worker');
+  assert.equal(config.baseUrl, 'http://localhost:8099', 'BASE_URL follows the port when unset');
+  assert.deepEqual(parseServerArgs(['--help']), { action: 'help' });
+  assert.deepEqual(parseServerArgs(['-v']), { action: 'version' });
+  assert.match(serverVersion(), /^\d+\.\d+\.\d+/);
+  const refused: Array<[string[], RegExp]> = [
+    [['--prot', '8099'], /^unknown flag --prot$/],
+    [['-p'], /^unknown flag -p$/],
+    [['start'], /unexpected argument "start"/],
+    [['--port'], /^--port needs a value$/],
+    [['--port', '80a'], /--port must be a whole number from 0 to 65535 \(got "80a"\)/],
+    [['--port', '70000'], /--port must be a whole number/],
+  ];
+  for (const [argv, message] of refused) {
+    assert.throws(
+      () => loadConfig({}, argv),
+      (err: Error) => err instanceof ServerArgsError && message.test(err.message),
+    );
+  }
+  assert.throws(() => loadConfig({}, ['--role', 'boss']), /ROLE must be one of/);
 });
 
 test('a bad value names its variable', () => {

@@ -244,7 +244,15 @@ describe('OpenAPI document for generators', () => {
       const headers = (operation.parameters as Json[]).map(
         (p) => doc.components.parameters[p.$ref.split('/').pop()].name,
       );
-      assert.deepEqual(headers, ['X-Service-Signature', 'X-Service-Event', 'X-Service-Delivery']);
+      // Ours (spec 6.1), and the Standard Webhooks ones sent beside them on every delivery.
+      assert.deepEqual(headers, [
+        'X-Service-Signature',
+        'X-Service-Event',
+        'X-Service-Delivery',
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+      ]);
     }
     const events = (schemas.Event.oneOf as Json[]).map((b) => resolve(b.$ref).properties.event.enum[0] as string);
     assert.deepEqual(events.sort(), [...EVENT_TYPES].sort());

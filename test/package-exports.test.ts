@@ -31,7 +31,8 @@ test('every bin exists, and every export is JavaScript or types that `npm run bu
     assert.match(path, /^\.\/packages\/sdk\/dist\//, `${path}: the compiled SDK is what npm run build adds`);
     assert.ok(existsSync(join(project.dir, 'node_modules/matricula', path)), `${path} is not produced by the build`);
   }
-  assert.match(pkg.scripts.build, /npm run sdk:build/, 'npm run build builds the SDK that the exports name');
+  // sdk:pack builds the SDK (its prepack script) and writes the tarball integrators install.
+  assert.match(pkg.scripts.build, /npm run sdk:pack/, 'npm run build builds the SDK that the exports name');
 });
 
 test('matricula/webhooks and @matricula/sdk import under plain node, and are the same verifier', () => {

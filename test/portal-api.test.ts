@@ -7,6 +7,7 @@ import { consent, createSession, getSession, submit, type CreatedSession } from 
 
 /** The public status endpoint and the sandbox wallet's presentation endpoint, on both databases. */
 
+const DAY_MS = 24 * 60 * 60 * 1000;
 const STUDENT = { university: 'sandbox-state.example', active: true, academicLevel: 'postgraduate', expired: false };
 
 forEachDialect('portal API', (dialect) => {
@@ -159,14 +160,17 @@ forEachDialect('portal API', (dialect) => {
           failureMessage: null,
         });
         const result = (await getSession(h, sandbox, s.sessionId)).json().data.result;
-        // Exactly what the session asked for, always including is_active_student; the rest of 6.3 null.
+        // What the wallet was asked to disclose: the session's claims, is_active_student, and the date
+        // the status is valid until, which the business receives whenever the format reveals it
+        // (Groth16 proves it lies after now and shows no date). The wallet's credentials run a year.
+        const validUntil = new Date(Math.floor((h.clock.now().getTime() + 365 * DAY_MS) / DAY_MS) * DAY_MS);
         assert.deepEqual(
           result.claims,
           {
             is_active_student: true,
             university_domain: 'pruebas.example',
             academic_level: 'postgraduate',
-            valid_until: null,
+            valid_until: format === 'groth16' ? null : validUntil.toISOString(),
           },
           format,
         );

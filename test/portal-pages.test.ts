@@ -98,6 +98,23 @@ describe('portal pages', () => {
     assert.match(res.body, /data-server-now="2026-11-21T10:00:00\.000Z"/);
   });
 
+  test('the portal lists exactly what the wallet will be asked to disclose, as the wallet page does', async () => {
+    // Asked for the university only: the wallet is still asked for being a student and the date
+    // the status is valid until (the business receives it), never for the level.
+    const s = await createSession(h, sandbox, { requiredClaims: ['university_domain'] });
+    const listed = (body: string) =>
+      [...body.matchAll(/<ul class="claims">(.*?)<\/ul>/gs)].flatMap((m) =>
+        [...m[1]!.matchAll(/<li>(.*?)<\/li>/g)].map((li) => li[1]),
+      );
+    const expected = [
+      'That you are currently enrolled as a student',
+      'Which university you study at',
+      'The date your student status is valid until',
+    ];
+    assert.deepEqual(listed((await get(new URL(s.verificationUrl).pathname)).body), expected);
+    assert.deepEqual(listed((await get(`/wallet?payload=${encodeURIComponent(s.qrPayload)}`)).body), expected);
+  });
+
   test('integrator text is escaped everywhere it appears', async () => {
     const create = await h.app.inject({
       method: 'POST',

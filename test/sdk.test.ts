@@ -81,6 +81,20 @@ forEachDialect('SDK against a real server', (dialect) => {
     await db?.drop();
   });
 
+  test('webhooks.create: the secret is a string; a replay, which cannot carry it, is a clear error', async () => {
+    const body = { appId, url: 'https://93.184.215.14/hooks', events: ['consent.approved' as const] };
+    const idempotencyKey = `sdk-secret-${dialect}`;
+    const created = await matricula.webhooks.create(body, { idempotencyKey });
+    assert.match(created.secret, /^whsec_/);
+    await assert.rejects(
+      matricula.webhooks.create(body, { idempotencyKey }),
+      (err: unknown) =>
+        err instanceof MatriculaError && err.code === 'secret_not_replayed' && /rotate/.test(err.message),
+    );
+    assert.match((await matricula.webhooks.rotateSecret(created.id)).secret, /^whsec_/);
+    await matricula.webhooks.delete(created.id);
+  });
+
   test('sessions: create, retrieve, list across pages, cancel; result only once completed', async () => {
     const created = await matricula.sessions.create({
       appId,

@@ -61,7 +61,7 @@ const verified: SessionResult = {
   claims: {
     is_active_student: true,
     university_domain: 'univ.test',
-    academic_level: 'master',
+    academic_level: 'postgraduate',
     valid_until: '2027-09-30',
   },
   failureReason: null,

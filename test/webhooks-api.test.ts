@@ -480,8 +480,30 @@ forEachDialect('webhook URL refusal at registration (production policy)', (diale
       assert.equal(error.param, 'url');
       assert.equal(error.reason, reason);
       assert.match(error.message, message);
+      // A receiver on the developer's own machine: the message names the two ways to reach it.
+      const local = reason === 'forbidden_address' && !url.startsWith('https://169.254.169.254/');
+      assert.equal(/WEBHOOK_ALLOW_PRIVATE_TARGETS=true/.test(error.message), local, error.message);
+      assert.equal(/`matricula listen --forward-to /.test(error.message), local, error.message);
     });
   }
+
+  test('http:// to your own machine names the fix, not only the scheme', async () => {
+    for (const url of ['http://127.0.0.1:3000/hooks', 'http://localhost:3000/hooks']) {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/org/v1/webhooks',
+        headers: tenant.auth,
+        payload: { appId: tenant.appId, url, events: ['consent.approved'] },
+      });
+      assert.equal(res.statusCode, 400);
+      const error = res.json().error;
+      assert.equal(error.reason, 'insecure_scheme');
+      assert.match(
+        error.message,
+        /must use https:\/\/\. .*`matricula listen --forward-to .*WEBHOOK_ALLOW_PRIVATE_TARGETS=true/,
+      );
+    }
+  });
 
   test('a refused URL is refused on update and on app creation too; nothing changes', async () => {
     // A literal public address needs no DNS: accepted.

@@ -150,7 +150,8 @@ forEachDialect('webhook delivery', (dialect) => {
         is_active_student: true,
         university_domain: 'sandbox-state.example',
         academic_level: null,
-        valid_until: null,
+        // Always asked of the wallet, and the SD-JWT reveals it: reported (6.3 types it a timestamp).
+        valid_until: '2027-09-30T00:00:00.000Z',
       },
       // An addition to 6.3: which wallet protocol answered.
       protocol: 'matricula',

@@ -4,9 +4,36 @@ import { UsageError, type CliContext } from './command.ts';
 /**
  * A small client of the HTTP API for the commands that work without database access (`listen`,
  * `events tail`, `webhooks test`): the key from `--api-key` or MATRICULA_API_KEY, the service from
- * `--base-url` or MATRICULA_BASE_URL. Requests go through the dispatcher it is given (the SSRF
- * guard's, see listen.ts).
+ * {@link serviceBaseUrl}. Requests go through the dispatcher it is given (the SSRF guard's, see
+ * listen.ts).
  */
+
+/** How every command that talks to the service says where it looks for it. */
+export const BASE_URL_DEFAULT = 'MATRICULA_BASE_URL, else BASE_URL, else http://localhost:8080';
+
+/**
+ * The service every CLI command talks to, the same way for all of them: the command's flag, else
+ * MATRICULA_BASE_URL, else BASE_URL (the server's own setting, accepted so that a shell that starts
+ * the service can run the CLI too), else http://localhost:8080. Without a trailing slash.
+ */
+export function serviceBaseUrl(flag: { name: string; value: unknown }, ctx: CliContext): string {
+  const [source, raw] =
+    typeof flag.value === 'string'
+      ? [`--${flag.name}`, flag.value]
+      : ctx.env.MATRICULA_BASE_URL
+        ? ['MATRICULA_BASE_URL', ctx.env.MATRICULA_BASE_URL]
+        : ctx.env.BASE_URL
+          ? ['BASE_URL', ctx.env.BASE_URL]
+          : ['the default', 'http://localhost:8080'];
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`${source} is not a URL: ${raw}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${source} must be http(s)`);
+  return raw.replace(/\/+$/, '');
+}
 
 export const API_OPTIONS = {
   'api-key': { type: 'string' },
@@ -15,7 +42,7 @@ export const API_OPTIONS = {
 
 export const API_OPTIONS_HELP = [
   '  --api-key KEY           a secret API key, sk_test_… or sk_live_… (default: MATRICULA_API_KEY)',
-  '  --base-url URL          the service (default: MATRICULA_BASE_URL, else http://localhost:8080)',
+  `  --base-url URL          the service (default: ${BASE_URL_DEFAULT})`,
 ].join('\n');
 
 /** The service could not be reached, or answered 429 or 5xx: worth trying again later. */
@@ -43,15 +70,7 @@ export function apiSettings(values: Record<string, unknown>, ctx: CliContext): {
   if (!apiKey) throw new UsageError('an API key is required: --api-key or MATRICULA_API_KEY');
   if (!/^sk_(test|live)_/.test(apiKey))
     throw new UsageError('the API key must be a secret key, sk_test_… or sk_live_…');
-  const raw = (values['base-url'] as string | undefined) ?? ctx.env.MATRICULA_BASE_URL ?? 'http://localhost:8080';
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new UsageError(`--base-url is not a URL: ${raw}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--base-url must be http(s)');
-  return { apiKey, baseUrl: raw.replace(/\/+$/, '') };
+  return { apiKey, baseUrl: serviceBaseUrl({ name: 'base-url', value: values['base-url'] }, ctx) };
 }
 
 export function createApiClient(options: { apiKey: string; baseUrl: string; dispatcher: Dispatcher }): ApiClient {

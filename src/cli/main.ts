@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.ts';
+import { ApiRequestError } from './api-client.ts';
 import { appsList } from './apps.ts';
 import { defaultContext, parseCommandArgs, UsageError, type CliContext, type Command } from './command.ts';
 import { issuersAdd, issuersList, issuersRefresh, issuersRemove, issuersShow } from './issuers.ts';
@@ -69,8 +70,11 @@ export async function runCli(argv: string[], context?: CliContext & { close?(): 
     }
     return await command.run(values, positionals, ctx);
   } catch (err) {
+    // A command asked for --json answers with JSON even when it fails: one error object on stdout
+    // (a script parsing stdout gets something it can read), the sentence on stderr as always.
+    const command = COMMANDS.find((c) => c.path.every((word, i) => argv[i] === word));
+    if (command && 'json' in command.options && argv.includes('--json')) ctx.stdout(JSON.stringify(jsonError(err)));
     if (err instanceof UsageError) {
-      const command = COMMANDS.find((c) => c.path.every((word, i) => argv[i] === word));
       ctx.stderr(`Error: ${err.message}${command ? `\n\nUsage: ${command.usage}` : ''}`);
       return 2;
     }
@@ -83,6 +87,22 @@ export async function runCli(argv: string[], context?: CliContext & { close?(): 
   } finally {
     await ctx.close?.();
   }
+}
+
+/**
+ * A failure as the one JSON object `--json` prints: `type` says whose fault it is (`usage`: the
+ * command line; `service`: the service refused, with its HTTP `status` and error `code`;
+ * `configuration`; `error`: anything else, such as an unreachable service).
+ */
+function jsonError(err: unknown): {
+  error: { type: 'usage' | 'service' | 'configuration' | 'error'; message: string; status?: number; code?: string };
+} {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof UsageError) return { error: { type: 'usage', message } };
+  if (err instanceof ApiRequestError)
+    return { error: { type: 'service', message, status: err.status, ...(err.code ? { code: err.code } : {}) } };
+  if (err instanceof ConfigError) return { error: { type: 'configuration', message } };
+  return { error: { type: 'error', message } };
 }
 
 // Run as a program (`node dist/cli/main.js …`, the compiled build); bin/matricula imports runCli instead.

@@ -9,6 +9,7 @@ import { sandboxStatusIndex } from '../proofs/sd-jwt-vc/sandbox-status-list.ts';
 import { sandboxStatusListUri } from '../services/sandbox-status-lists.ts';
 import { answerOpenid4vp, isOpenid4vpUri, serviceBaseOf } from './openid4vp-wallet.ts';
 import { printJson, requireOption, UsageError, type CliContext, type Command } from './command.ts';
+import { ApiRequestError, BASE_URL_DEFAULT, serviceBaseUrl } from './api-client.ts';
 
 /**
  * The wallet simulator: holds sandbox credentials (issued on the fly from the published sandbox
@@ -166,7 +167,7 @@ export const walletPresent: Command = {
     "  --trust-anchor FILE     OpenID4VP: PEM certificates to trust (default: the service's own, trusted on first use)",
     '  --wrong-nonce           bind the presentation to another nonce',
     '  --decline               refuse consent instead of presenting',
-    '  --base-url URL          the service (default: BASE_URL, else http://localhost:8080)',
+    `  --base-url URL          the service (default: ${BASE_URL_DEFAULT})`,
     '',
     'Prints the outcome; with --json one object {sessionId, status, verified, failureReason,',
     'credentialStatus: {uri, idx}} (sd-jwt-vc: the index `matricula sandbox revoke` takes).',
@@ -190,10 +191,7 @@ export const walletPresent: Command = {
     const { sessionId, nonce } = parseQr(qr);
     // Before consent is recorded: a format this installation cannot build fails here.
     await builderFor(formatOf(values));
-    const base = ((values['base-url'] as string | undefined) ?? ctx.env.BASE_URL ?? 'http://localhost:8080').replace(
-      /\/+$/,
-      '',
-    );
+    const base = serviceBaseUrl({ name: 'base-url', value: values['base-url'] }, ctx);
     const session = `${base}/verification/v1/sessions/${encodeURIComponent(sessionId)}`;
     // The credential's entry in its university's status list (sd-jwt-vc), for `matricula sandbox revoke`.
     const presented: { status?: SandboxStudent['status'] } = {};
@@ -209,7 +207,11 @@ export const walletPresent: Command = {
       return outcome.verified ? 0 : 1;
     };
     const fail = (what: string, res: ApiReply) =>
-      new Error(`${what}: HTTP ${res.status} ${res.json?.error?.code ?? ''} ${res.json?.error?.message ?? ''}`.trim());
+      new ApiRequestError(
+        `${what}: HTTP ${res.status} ${res.json?.error?.code ?? ''} ${res.json?.error?.message ?? ''}`.trim(),
+        res.status,
+        res.json?.error?.code,
+      );
 
     const request = await call('GET', `${session}/request?nonce=${encodeURIComponent(nonce)}`);
     if (request.status !== 200) throw fail('reading the request', request);
@@ -285,7 +287,7 @@ export const walletPresentation: Command = {
     '',
     STUDENT_HELP,
     '  --nonce NONCE           bind to this nonce (default: a fresh random one; /verify spends each nonce once)',
-    '  --audience URL          bind to this audience (default: BASE_URL, else http://localhost:8080)',
+    `  --audience URL          bind to this audience (default: ${BASE_URL_DEFAULT})`,
     `  --claims LIST           claims to disclose (default: all of ${CLAIM_CATALOGUE.join(', ')})`,
     '',
     'The body verifies as printed: without requiredClaims, /verify judges it on what it discloses.',
@@ -295,10 +297,7 @@ export const walletPresentation: Command = {
     if (values.format === undefined) throw new UsageError('--format is required');
     if (values.nonce === '') throw new UsageError('--nonce must not be empty');
     const nonce = (values.nonce as string | undefined) ?? `nonce_${randomBytes(32).toString('base64url')}`;
-    const audience = ((values.audience as string | undefined) ?? ctx.env.BASE_URL ?? 'http://localhost:8080').replace(
-      /\/+$/,
-      '',
-    );
+    const audience = serviceBaseUrl({ name: 'audience', value: values.audience }, ctx);
     const claims =
       values.claims === undefined
         ? [...CLAIM_CATALOGUE]
@@ -335,7 +334,7 @@ export const walletCredential: Command = {
     'key. With --json one object {format, vct, university, credential, holderPrivateJwk, holderPublicJwk,',
     'claims, expiresAt, status}. Sandbox credentials are trusted by sandbox sessions only.',
     "status is the credential's entry in its university's status list, served by the service at",
-    '--base-url (default: BASE_URL, else http://localhost:8080) under /sandbox/status-lists/.',
+    `--base-url (default: ${BASE_URL_DEFAULT}) under /sandbox/status-lists/.`,
   ].join('\n'),
   options: {
     format: STUDENT_OPTIONS.format,
@@ -354,10 +353,7 @@ export const walletCredential: Command = {
     if (!EXPORTABLE_FORMATS.includes(format))
       throw new UsageError(`--format ${format} cannot be exported; use ${EXPORTABLE_FORMATS.join(', ')}`);
     const now = ctx.clock.now();
-    const base = ((values['base-url'] as string | undefined) ?? ctx.env.BASE_URL ?? 'http://localhost:8080').replace(
-      /\/+$/,
-      '',
-    );
+    const base = serviceBaseUrl({ name: 'base-url', value: values['base-url'] }, ctx);
     const student = studentOf(values, now, base);
     const credential = await issueSandboxCredential(student, now);
     const holder = holderKeyPair(student.holderSeed);

@@ -44,7 +44,7 @@ export interface DisclosedClaims {
 export interface ReportedClaims {
   is_active_student: boolean | null;
   university_domain?: string | null;
-  academic_level: string | null;
+  academic_level: AcademicLevel | null;
   valid_until: string | null;
 }
 
@@ -67,7 +67,12 @@ export function toReportedClaims(
   return {
     is_active_student: value('is_active_student'),
     ...(domainReported ? { university_domain: value('university_domain') } : {}),
-    academic_level: value('academic_level'),
+    // Verifiers refuse a level outside the catalogue (invalid_claim); the guard keeps the type exact.
+    academic_level: academicLevel(value('academic_level')),
     valid_until: value('valid_until'),
   };
+}
+
+function academicLevel(value: string | null): AcademicLevel | null {
+  return value !== null && isAcademicLevel(value) ? value : null;
 }

@@ -40,3 +40,28 @@ export const REQUEUEABLE: readonly DeliveryStatus[] = deliveryStatusesLeadingTo(
 
 /** The outcome of one attempt, as the worker records it. */
 export type AttemptOutcome = { status: 'pending'; dueAt: string } | { status: 'succeeded' } | { status: 'failed' };
+
+/**
+ * Why an attempt was not acknowledged (an attempt's `outcome` in the API, beside `succeeded`):
+ * - `timeout`: no complete answer (headers and body) within timeoutMs, or the connection could not open in time;
+ * - `dns_failed`: the host name did not resolve;
+ * - `connection_failed`: refused, reset, closed early or another socket error;
+ * - `tls_failed`: TLS handshake or certificate verification failed;
+ * - `ssrf_refused`: the SSRF guard refused the target address;
+ * - `redirect_not_followed`: a 3xx answer; the redirect was not followed;
+ * - `http_error`: any other non-2xx status (4xx, 5xx, 1xx-only).
+ */
+export const SEND_FAILURES = [
+  'timeout',
+  'dns_failed',
+  'connection_failed',
+  'tls_failed',
+  'ssrf_refused',
+  'redirect_not_followed',
+  'http_error',
+] as const;
+export type SendFailure = (typeof SEND_FAILURES)[number];
+
+/** How an attempt ended, as a delivery's `attempts[].outcome` reports it. */
+export const ATTEMPT_OUTCOMES = ['succeeded', ...SEND_FAILURES] as const;
+export type AttemptOutcomeName = (typeof ATTEMPT_OUTCOMES)[number];

@@ -146,6 +146,29 @@ const DELIVERY_PARAMETERS: Json = {
     description: 'The delivery id (prefix del_), the same on every attempt',
     schema: { type: 'string' },
   },
+  // Standard Webhooks (standardwebhooks.com), sent beside the headers above on every delivery.
+  StandardWebhookId: {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    description: 'Standard Webhooks: the event id (prefix evt_), the same on every attempt; deduplicate on it',
+    schema: { type: 'string' },
+  },
+  StandardWebhookTimestamp: {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    description: 'Standard Webhooks: unix seconds of the signing; refuse deliveries too far from your clock',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  StandardWebhookSignature: {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description:
+      'Standard Webhooks: space-separated v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>"> with the key after whsec_ (base64-decoded); one per secret that signs',
+    schema: { type: 'string' },
+  },
 };
 
 /** `event name → $id of its envelope schema`. */
@@ -170,7 +193,14 @@ function webhooksSection(events: WebhookEventSchemas): Json {
           'POSTed to your endpoint, signed (see docs/webhooks.md). Verify the signature on the raw body before parsing it. Any 2xx acknowledges; anything else, or no answer within the timeout, is retried; 410 Gone disables the endpoint.',
         tags: ['Webhooks'],
         security: [],
-        parameters: ['WebhookSignature', 'WebhookEvent', 'WebhookDelivery'].map((name) => ({
+        parameters: [
+          'WebhookSignature',
+          'WebhookEvent',
+          'WebhookDelivery',
+          'StandardWebhookId',
+          'StandardWebhookTimestamp',
+          'StandardWebhookSignature',
+        ].map((name) => ({
           $ref: `#/components/parameters/${name}`,
         })),
         requestBody: {

@@ -1,6 +1,8 @@
 import { Type, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import { ERROR_STATUS, type ErrorCode, type ErrorReason } from '../errors.ts';
 import { ENVIRONMENTS } from '../domain/environment.ts';
+import { REJECTION_REASONS } from '../proofs/types.ts';
+import { WEBHOOK_URL_REFUSALS } from '../webhooks/ssrf.ts';
 import { MULTILINE } from './text-guard.ts';
 
 /** Schemas shared by every route: the envelopes, the error body, pagination. */
@@ -27,6 +29,18 @@ export const ErrorCodeSchema = StringEnum(Object.keys(ERROR_STATUS) as ErrorCode
   description: 'The closed list of error codes; each has one HTTP status',
 });
 
+/**
+ * The closed list of an error's `reason`: why a presentation was rejected (`presentation_rejected`)
+ * and why a webhook URL was refused (`invalid_request` on `url`). ApiError's `reason` has the same
+ * type (errors.ts), so the compiler keeps the two together.
+ */
+export const ERROR_REASONS: ErrorReason[] = [...new Set([...REJECTION_REASONS, ...WEBHOOK_URL_REFUSALS])];
+
+export const ErrorReasonSchema = StringEnum(ERROR_REASONS, {
+  $id: 'ErrorReason',
+  description: 'Cause within the code: why a presentation was rejected, or why a webhook URL was refused',
+});
+
 export const ErrorBody = Type.Object(
   {
     success: Type.Literal(false),
@@ -34,9 +48,7 @@ export const ErrorBody = Type.Object(
       code: Ref(ErrorCodeSchema),
       message: Type.String(),
       param: Type.Optional(Type.String()),
-      reason: Type.Optional(
-        Type.String({ description: 'Cause within the code, e.g. why a presentation was rejected' }),
-      ),
+      reason: Type.Optional(Ref(ErrorReasonSchema)),
       requestId: Type.String(),
     }),
   },
@@ -95,15 +107,16 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   415: 'Unsupported Content-Type',
   429: 'Too many requests',
   500: 'Internal error',
-  503: 'Service unavailable',
+  503: 'Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable',
 };
 
 /**
  * The error responses of a route, by status, all with the one error body: exactly the statuses
- * of `codes`, and 500, which any route can answer.
+ * of `codes`, and those any route can answer: 500, and 503 (the server is shutting down, see
+ * http/drain.ts, or its database is not reachable).
  */
 export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
-  const all = [...new Set<ErrorCode>([...codes, 'internal_error'])];
+  const all = [...new Set<ErrorCode>([...codes, 'internal_error', 'service_unavailable'])];
   const statuses = new Set<number>(all.map((c) => ERROR_STATUS[c]));
   const out: Record<number, TSchema> = {};
   for (const status of [...statuses].sort()) {
@@ -143,7 +156,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, { message: string; param?: string; reaso
   unsupported_media_type: { message: 'Send the body as application/json.' },
   rate_limited: { message: 'Too many requests; retry after the seconds in Retry-After.' },
   internal_error: { message: 'Something went wrong on our side. Quote the request id when you report it.' },
-  service_unavailable: { message: 'The database is not reachable.' },
+  service_unavailable: { message: 'The server is shutting down: send the request again on a new connection.' },
 };
 
 function errorExample(code: ErrorCode) {
@@ -178,4 +191,10 @@ export const BEARER = [{ bearerAuth: [] }];
 export const PUBLIC: Array<Record<string, string[]>> = [];
 
 /** The schemas of this file that the app registers as components. */
-export const SHARED_COMPONENTS: TSchema[] = [ErrorCodeSchema, ErrorBody, Pagination, EnvironmentSchema];
+export const SHARED_COMPONENTS: TSchema[] = [
+  ErrorCodeSchema,
+  ErrorReasonSchema,
+  ErrorBody,
+  Pagination,
+  EnvironmentSchema,
+];

@@ -22,7 +22,7 @@ export function landingPage(): SafeHtml {
     </ul>
     <h2>First steps</h2>
     <p>From the repository, with the service running (the README walks through the rest):</p>
-    <pre><code>./bin/matricula org create --name "Acme Books"    # prints an API key once
+    <pre tabindex="0"><code>./bin/matricula org create --name "Acme Books"    # prints an API key once
 KEY=sk_test_…
 curl -s $BASE_URL/org/v1/apps -H "Authorization: Bearer $KEY"
 curl -s $BASE_URL/verification/v1/sessions -H "Authorization: Bearer $KEY" \\

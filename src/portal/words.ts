@@ -1,5 +1,5 @@
 import type { ClaimName } from '../domain/claims.ts';
-import { withActiveStudent } from '../proofs/qualify.ts';
+import { claimsToRequest } from '../proofs/qualify.ts';
 
 /** What each claim tells the business, in the words shown to a student. */
 export const CLAIM_WORDS: Readonly<Record<ClaimName, string>> = {
@@ -9,7 +9,10 @@ export const CLAIM_WORDS: Readonly<Record<ClaimName, string>> = {
   valid_until: 'The date your student status is valid until',
 };
 
-/** The claims a session asks for, in plain words; being an active student is always asked. */
+/**
+ * Exactly what the wallet will be asked to disclose, in plain words: the session's claims, and
+ * always being an active student and the date the status is valid until ({@link claimsToRequest}).
+ */
 export function claimsInWords(requiredClaims: readonly ClaimName[]): string[] {
-  return withActiveStudent(requiredClaims).map((claim) => CLAIM_WORDS[claim]);
+  return claimsToRequest(requiredClaims).map((claim) => CLAIM_WORDS[claim]);
 }

@@ -2,7 +2,15 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { FixedWindowLimiter } from '../domain/rate-limit.ts';
 import { ApiError, invalidRequest, invalidState, notFound } from '../errors.ts';
 import { requireOperatorToken } from '../http/operator-token.ts';
-import { Environment, envelope, errorResponses, IsoTimestamp, listEnvelope, PageQuery } from '../http/schemas.ts';
+import {
+  Environment,
+  envelope,
+  errorResponses,
+  IsoTimestamp,
+  listEnvelope,
+  MultilineText,
+  PageQuery,
+} from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { createOrganization, listAllOrganizations } from '../services/organizations.ts';
 import {
@@ -67,7 +75,8 @@ const IssuerInput = Type.Object(
     environment: Environment,
     keys: Type.Optional(IssuerKeys),
     anchors: Type.Optional(
-      Type.Array(Type.String({ maxLength: 16_384 }), {
+      // PEM is lines by definition: each anchor may span lines (the text guard refuses line breaks elsewhere).
+      Type.Array(MultilineText({ maxLength: 16_384 }), {
         maxItems: 10,
         description: 'X.509 trust anchors (PEM CA certificates): sd-jwt-vc credentials whose x5c chain leads to one',
       }),

@@ -44,8 +44,8 @@ const nullable = <T extends TSchema>(schema: T, description: string) =>
 
 /**
  * Spec 6.3: `is_active_student`, `academic_level` and `valid_until` are always present;
- * `university_domain` when the business asked for it. Data minimization: a claim the business did
- * not ask for, or that the format proves without revealing, is null.
+ * `university_domain` when the business asked for it. Data minimization: a claim the wallet was
+ * not asked for (`valid_until` always is), or that the format proves without revealing, is null.
  */
 export const ReportedClaimsSchema = Type.Object(
   {
@@ -53,10 +53,10 @@ export const ReportedClaimsSchema = Type.Object(
     university_domain: Type.Optional(
       nullable(Type.String(), 'Present when requested; null if the student did not disclose it'),
     ),
-    academic_level: nullable(Type.String(), 'null when not requested or not disclosed'),
+    academic_level: nullable(Ref(AcademicLevelEnum), 'null when not requested or not disclosed'),
     valid_until: nullable(
       Type.String(),
-      'null when not requested, or when the format proves it lies in the future without revealing it (groth16)',
+      'Always asked of the wallet, so reported whenever the format reveals it (sd-jwt-vc, bbs); null when not disclosed, or when the format proves it lies in the future without revealing it (groth16)',
     ),
   },
   {

@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { DELIVERY_STATUSES } from '../domain/delivery-state.ts';
+import { ATTEMPT_OUTCOMES, DELIVERY_STATUSES } from '../domain/delivery-state.ts';
 import { EVENT_TYPES } from '../domain/events.ts';
 import { principalOf } from '../http/auth.ts';
 import {
@@ -65,12 +65,13 @@ export const WebhookEndpointSchema = Type.Object(endpointFields, {
 export const WebhookEndpointWithSecret = Type.Object(
   {
     ...endpointFields,
-    secret: Type.Union(
-      [Type.String({ description: 'whsec_…: the HMAC key of the signatures. Shown here only.' }), Type.Null()],
-      {
-        description: 'whsec_…, shown in this response only (null in an idempotent replay)',
-      },
-    ),
+    // A string: the response that creates or rotates always holds it. The secret is never stored
+    // for replays, so a replay of the request (Idempotent-Replayed: true) carries null instead;
+    // the SDK refuses such a replay (packages/sdk) rather than hand back a null typed string.
+    secret: Type.String({
+      description:
+        'whsec_…: the HMAC key of the signatures, shown in this response only. An idempotent replay of the request (Idempotent-Replayed: true) carries null: the secret is never stored; rotate it if it was lost.',
+    }),
   },
   { $id: 'WebhookEndpointWithSecret', description: 'A webhook endpoint with its signing secret' },
 );
@@ -78,15 +79,18 @@ export const WebhookEndpointWithSecret = Type.Object(
 const DeliveryStatusEnum = StringEnum(DELIVERY_STATUSES, { $id: 'DeliveryStatus' });
 const DeliveryStatus = Ref(DeliveryStatusEnum);
 
+/** How an attempt ended: the sender's failure kinds (webhooks/sender.ts), or succeeded. */
+export const AttemptOutcomeEnum = StringEnum(ATTEMPT_OUTCOMES, {
+  $id: 'AttemptOutcome',
+  description: 'succeeded, or why not',
+});
+
 const AttemptSchema = Type.Object({
   attempt: Type.Integer({ description: '1 for the first attempt' }),
   startedAt: IsoTimestamp,
   durationMs: Type.Integer(),
   statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the answer, null without one' }),
-  outcome: Type.String({
-    description:
-      'succeeded, or why not: http_error, timeout, redirect_not_followed, connection_failed, dns_failed, tls_failed, ssrf_refused',
-  }),
+  outcome: Ref(AttemptOutcomeEnum),
   errorMessage: Type.Union([Type.String(), Type.Null()]),
   responseBody: Type.String({ description: 'The start of the answer, at most 2 KiB' }),
   responseBodyTruncated: Type.Boolean(),
@@ -115,6 +119,7 @@ const DeletedWebhookEndpoint = Type.Object(
 );
 
 export const WEBHOOK_COMPONENTS = [
+  AttemptOutcomeEnum,
   EventTypeEnum,
   WebhookEndpointSchema,
   WebhookEndpointWithSecret,

@@ -58,12 +58,39 @@ export function checkedEvents(events: string[], param: string): EventType[] {
   return [...new Set(events)] as EventType[];
 }
 
+/**
+ * What to do instead when a URL is refused only because it is on a developer's own machine (http://,
+ * loopback or a private network): a receiver there is the first thing an integrator tries.
+ */
+export const LOCAL_RECEIVER_HINT =
+  'To receive webhooks on your own machine, run `matricula listen --forward-to ' +
+  "http://localhost:3000/hooks` (it forwards this service's events, signed), or start the service with " +
+  'WEBHOOK_ALLOW_PRIVATE_TARGETS=true (development only).';
+
 /** The SSRF guard at registration: a refused URL is a 400 that says why. Returns the normalized URL. */
 export async function checkedUrl(deps: Pick<ServiceDeps, 'config'>, url: string, param: string): Promise<string> {
   const check = await checkWebhookUrl(url, { allowPrivateTargets: deps.config.webhookAllowPrivateTargets });
-  if (!check.ok)
-    throw new ApiError('invalid_request', `Webhook URL refused: ${check.message}`, { param, reason: check.reason });
+  if (!check.ok) {
+    const hint =
+      !deps.config.webhookAllowPrivateTargets && (await isLocalReceiver(url)) ? ` ${LOCAL_RECEIVER_HINT}` : '';
+    throw new ApiError('invalid_request', `Webhook URL refused: ${check.message}${hint}`, {
+      param,
+      reason: check.reason,
+    });
+  }
   return check.url.href;
+}
+
+/**
+ * A receiver on the developer's own machine or network: allowed with private targets (metadata
+ * never is), and refused over https:// too for its address (loopback, private, link-local).
+ */
+async function isLocalReceiver(url: string): Promise<boolean> {
+  if (!(await checkWebhookUrl(url, { allowPrivateTargets: true })).ok) return false;
+  const https = new URL(url);
+  https.protocol = 'https:';
+  const strict = await checkWebhookUrl(https.href, { allowPrivateTargets: false });
+  return !strict.ok && strict.reason === 'forbidden_address';
 }
 
 export interface EndpointInput {

@@ -1,4 +1,5 @@
 import { sql, type QueryCreator, type RawBuilder } from 'kysely';
+import type { AttemptOutcomeName } from '../domain/delivery-state.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { EventEnvelope, EventType } from '../domain/events.ts';
 import type { Db } from './db.ts';
@@ -25,7 +26,7 @@ export interface DeliveryAttempt {
   startedAt: string;
   durationMs: number;
   statusCode: number | null;
-  outcome: string;
+  outcome: AttemptOutcomeName;
   errorMessage: string | null;
   responseBody: string;
   responseBodyTruncated: boolean;
@@ -580,7 +581,8 @@ function toAttempt(row: WebhookAttemptsTable): DeliveryAttempt {
     startedAt: row.started_at,
     durationMs: row.duration_ms,
     statusCode: row.status_code,
-    outcome: row.outcome,
+    // Written by the worker from the same closed list (webhooks/worker.ts).
+    outcome: row.outcome as AttemptOutcomeName,
     errorMessage: row.error_message,
     responseBody: row.response_body,
     responseBodyTruncated: row.response_body_truncated === 1,

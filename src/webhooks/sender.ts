@@ -13,22 +13,9 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 export const RESPONSE_BODY_LIMIT_BYTES = 2048;
 export const WEBHOOK_USER_AGENT = 'Service-Webhooks/1.0';
 
-/** Why an attempt was not acknowledged. */
-export type SendFailure =
-  /** No complete answer (headers and body) within timeoutMs, or the connection could not open in time. */
-  | 'timeout'
-  /** The host name did not resolve. */
-  | 'dns_failed'
-  /** Refused, reset, closed early or another socket error. */
-  | 'connection_failed'
-  /** TLS handshake or certificate verification failed. */
-  | 'tls_failed'
-  /** The SSRF guard refused the target address. */
-  | 'ssrf_refused'
-  /** A 3xx answer; the redirect was not followed. */
-  | 'redirect_not_followed'
-  /** Any other non-2xx status (4xx, 5xx, 1xx-only). */
-  | 'http_error';
+/** Why an attempt was not acknowledged: the list and its meanings are in domain/delivery-state.ts. */
+import type { SendFailure } from '../domain/delivery-state.ts';
+export { SEND_FAILURES, type SendFailure } from '../domain/delivery-state.ts';
 
 export interface SendResult {
   /** True for a 2xx answer received in full within the timeout. */

@@ -44,13 +44,15 @@ export interface TargetPolicy {
   lookup?: HostResolver;
 }
 
-export type WebhookUrlRefusal =
-  | 'invalid_url'
-  | 'unsupported_scheme'
-  | 'insecure_scheme'
-  | 'credentials_in_url'
-  | 'forbidden_address'
-  | 'unresolvable_host';
+export const WEBHOOK_URL_REFUSALS = [
+  'invalid_url',
+  'unsupported_scheme',
+  'insecure_scheme',
+  'credentials_in_url',
+  'forbidden_address',
+  'unresolvable_host',
+] as const;
+export type WebhookUrlRefusal = (typeof WEBHOOK_URL_REFUSALS)[number];
 
 /** The outcome of a URL check: the normalized URL, or why it is refused (a value, not a throw). */
 export type WebhookUrlCheck = { ok: true; url: URL } | WebhookUrlRefused;

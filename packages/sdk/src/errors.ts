@@ -1,14 +1,19 @@
 import type { components } from './openapi.js';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
+export type ErrorReason = components['schemas']['ErrorReason'];
 
 /**
  * Every failure of a call: an error answer of the API (`code`, `status`, `requestId`, and `param`
  * or `reason` when the API gives them), or no answer at all (`code` is `network_error`).
  */
 export class MatriculaError extends Error {
-  /** The API's error code, or `network_error` when no answer came. */
-  readonly code: ErrorCode | 'network_error' | 'unexpected_response';
+  /**
+   * The API's error code, or `network_error` when no answer came, or `secret_not_replayed` when a
+   * retried creation or rotation was answered by the replay of the first answer, whose secret the
+   * service does not keep (rotate the secret to get a new one).
+   */
+  readonly code: ErrorCode | 'network_error' | 'unexpected_response' | 'secret_not_replayed';
   /** The HTTP status; 0 without an answer. */
   readonly status: number;
   /** The request id (X-Request-Id): quote it when you report a problem. */
@@ -16,7 +21,7 @@ export class MatriculaError extends Error {
   /** The field the error is about, when there is one. */
   readonly param?: string;
   /** The cause within the code, e.g. why a presentation was rejected. */
-  readonly reason?: string;
+  readonly reason?: ErrorReason;
 
   constructor(init: {
     message: string;
@@ -24,7 +29,7 @@ export class MatriculaError extends Error {
     code?: MatriculaError['code'];
     requestId?: string;
     param?: string;
-    reason?: string;
+    reason?: ErrorReason;
     cause?: unknown;
   }) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });

@@ -1,8 +1,9 @@
 import { HttpClient, type MatriculaOptions, type Query, type RequestOptions } from './http.js';
 import type { components, operations } from './openapi.js';
+import { MatriculaError } from './errors.js';
 import { constructEvent, webhooks as webhookHelpers, type WebhookEvent } from './webhooks.js';
 
-export { MatriculaError, type ErrorCode } from './errors.js';
+export { MatriculaError, type ErrorCode, type ErrorReason } from './errors.js';
 export type { MatriculaOptions, RequestOptions } from './http.js';
 export type { components, operations, paths, webhooks } from './openapi.js';
 export {
@@ -197,6 +198,23 @@ export class WebhookDeliveries extends Resource {
   }
 }
 
+/**
+ * The signing secret is in the answer that creates or rotates it, and the service never stores it:
+ * the replay of that answer (after a retry with the same Idempotency-Key) carries null. Typed
+ * `string`, so a null is refused here rather than handed on.
+ */
+async function withSecret(answer: Promise<WebhookEndpointWithSecret>): Promise<WebhookEndpointWithSecret> {
+  const endpoint = await answer;
+  if (typeof endpoint.secret !== 'string')
+    throw new MatriculaError({
+      message:
+        'The answer was the replay of an earlier request, and the signing secret is shown only once: rotate the secret to get a new one.',
+      status: 200,
+      code: 'secret_not_replayed',
+    });
+  return endpoint;
+}
+
 export class Webhooks extends Resource {
   readonly deliveries: WebhookDeliveries;
 
@@ -207,7 +225,7 @@ export class Webhooks extends Resource {
 
   /** Registers an endpoint; its signing `secret` is in this answer only. */
   create(body: BodyOf<'createWebhookEndpoint'>, options?: RequestOptions): Promise<WebhookEndpointWithSecret> {
-    return this.http.request({ method: 'POST', path: '/org/v1/webhooks', body, options });
+    return withSecret(this.http.request({ method: 'POST', path: '/org/v1/webhooks', body, options }));
   }
   retrieve(webhookId: string, options?: RequestOptions): Promise<WebhookEndpoint> {
     return this.http.request({ method: 'GET', path: `/org/v1/webhooks/${segment(webhookId)}`, options });
@@ -223,11 +241,9 @@ export class Webhooks extends Resource {
   }
   /** A new signing secret; the old one keeps signing for 24 h. */
   rotateSecret(webhookId: string, options?: RequestOptions): Promise<WebhookEndpointWithSecret> {
-    return this.http.request({
-      method: 'POST',
-      path: `/org/v1/webhooks/${segment(webhookId)}/rotate-secret`,
-      options,
-    });
+    return withSecret(
+      this.http.request({ method: 'POST', path: `/org/v1/webhooks/${segment(webhookId)}/rotate-secret`, options }),
+    );
   }
   /** Sends a webhook.test event to this endpoint. */
   test(webhookId: string, options?: RequestOptions): Promise<Delivery> {

@@ -702,6 +702,11 @@ export interface components {
          * @enum {string}
          */
         ErrorCode: "invalid_request" | "presentation_rejected" | "unauthenticated" | "key_revoked" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "idempotency_conflict" | "session_expired" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable";
+        /**
+         * @description Cause within the code: why a presentation was rejected, or why a webhook URL was refused
+         * @enum {string}
+         */
+        ErrorReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim" | "nonce_reused" | "session_nonce" | "unrequested_disclosure" | "issuer_unreachable" | "invalid_status_list" | "invalid_url" | "unsupported_scheme" | "insecure_scheme" | "credentials_in_url" | "forbidden_address" | "unresolvable_host";
         /** @description Error envelope */
         ErrorResponse: {
             /** @enum {boolean} */
@@ -710,8 +715,7 @@ export interface components {
                 code: components["schemas"]["ErrorCode"];
                 message: string;
                 param?: string;
-                /** @description Cause within the code, e.g. why a presentation was rejected */
-                reason?: string;
+                reason?: components["schemas"]["ErrorReason"];
                 requestId: string;
             };
         };
@@ -765,8 +769,8 @@ export interface components {
             /** @description Present when requested; null if the student did not disclose it */
             university_domain?: string | null;
             /** @description null when not requested or not disclosed */
-            academic_level: string | null;
-            /** @description null when not requested, or when the format proves it lies in the future without revealing it (groth16) */
+            academic_level: components["schemas"]["AcademicLevel"] | null;
+            /** @description Always asked of the wallet, so reported whenever the format reveals it (sd-jwt-vc, bbs); null when not disclosed, or when the format proves it lies in the future without revealing it (groth16) */
             valid_until: string | null;
         };
         /** @description The outcome of a completed session */
@@ -1011,6 +1015,11 @@ export interface components {
             revokedAt: string;
         };
         /**
+         * @description succeeded, or why not
+         * @enum {string}
+         */
+        AttemptOutcome: "succeeded" | "timeout" | "dns_failed" | "connection_failed" | "tls_failed" | "ssrf_refused" | "redirect_not_followed" | "http_error";
+        /**
          * @description The name of an event
          * @enum {string}
          */
@@ -1064,8 +1073,8 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             updatedAt: string;
-            /** @description whsec_…, shown in this response only (null in an idempotent replay) */
-            secret: string | null;
+            /** @description whsec_…: the HMAC key of the signatures, shown in this response only. An idempotent replay of the request (Idempotent-Replayed: true) carries null: the secret is never stored; rotate it if it was lost. */
+            secret: string;
         };
         /** @enum {string} */
         DeliveryStatus: "pending" | "sending" | "succeeded" | "failed";
@@ -1101,8 +1110,7 @@ export interface components {
                 durationMs: number;
                 /** @description HTTP status of the answer, null without one */
                 statusCode: number | null;
-                /** @description succeeded, or why not: http_error, timeout, redirect_not_followed, connection_failed, dns_failed, tls_failed, ssrf_refused */
-                outcome: string;
+                outcome: components["schemas"]["AttemptOutcome"];
                 errorMessage: string | null;
                 /** @description The start of the answer, at most 2 KiB */
                 responseBody: string;
@@ -1379,6 +1387,12 @@ export interface components {
         WebhookEvent: components["schemas"]["EventType"];
         /** @description The delivery id (prefix del_), the same on every attempt */
         WebhookDelivery: string;
+        /** @description Standard Webhooks: the event id (prefix evt_), the same on every attempt; deduplicate on it */
+        StandardWebhookId: string;
+        /** @description Standard Webhooks: unix seconds of the signing; refuse deliveries too far from your clock */
+        StandardWebhookTimestamp: string;
+        /** @description Standard Webhooks: space-separated v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>"> with the key after whsec_ (base64-decoded); one per secret that signs */
+        StandardWebhookSignature: string;
     };
     requestBodies: never;
     headers: {
@@ -1457,7 +1471,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Service unavailable */
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1500,6 +1514,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1578,6 +1602,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1725,6 +1759,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     retrieveApp: {
@@ -1819,6 +1863,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     archiveApp: {
@@ -1905,6 +1959,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2049,6 +2113,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     listKeys: {
@@ -2140,6 +2214,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2289,6 +2373,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     revokeKey: {
@@ -2375,6 +2469,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2475,6 +2579,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2639,6 +2753,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     retrieveSession: {
@@ -2725,6 +2849,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2861,6 +2995,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     redactSession: {
@@ -2989,6 +3133,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     retrievePresentationRequest: {
@@ -3068,6 +3222,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3209,6 +3373,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     submitPresentation: {
@@ -3336,6 +3510,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3882,6 +4066,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     buildSandboxPresentation: {
@@ -4030,6 +4224,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getSandboxStatusList: {
@@ -4082,6 +4286,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4219,6 +4433,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     listEvents: {
@@ -4311,6 +4535,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4413,6 +4647,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     listWebhookEndpoints: {
@@ -4504,6 +4748,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4660,6 +4914,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     retrieveWebhookEndpoint: {
@@ -4754,6 +5018,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     deleteWebhookEndpoint: {
@@ -4840,6 +5114,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4965,6 +5249,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5101,6 +5395,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     testWebhookEndpoint: {
@@ -5229,6 +5533,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     listWebhookDeliveries: {
@@ -5330,6 +5644,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     retrieveWebhookDelivery: {
@@ -5417,6 +5741,16 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5554,6 +5888,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     verificationCompletedWebhook: {
@@ -5566,6 +5910,12 @@ export interface operations {
                 "X-Service-Event": components["parameters"]["WebhookEvent"];
                 /** @description The delivery id (prefix del_), the same on every attempt */
                 "X-Service-Delivery": components["parameters"]["WebhookDelivery"];
+                /** @description Standard Webhooks: the event id (prefix evt_), the same on every attempt; deduplicate on it */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: unix seconds of the signing; refuse deliveries too far from your clock */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: space-separated v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>"> with the key after whsec_ (base64-decoded); one per secret that signs */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -5602,6 +5952,12 @@ export interface operations {
                 "X-Service-Event": components["parameters"]["WebhookEvent"];
                 /** @description The delivery id (prefix del_), the same on every attempt */
                 "X-Service-Delivery": components["parameters"]["WebhookDelivery"];
+                /** @description Standard Webhooks: the event id (prefix evt_), the same on every attempt; deduplicate on it */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: unix seconds of the signing; refuse deliveries too far from your clock */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: space-separated v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>"> with the key after whsec_ (base64-decoded); one per secret that signs */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -5638,6 +5994,12 @@ export interface operations {
                 "X-Service-Event": components["parameters"]["WebhookEvent"];
                 /** @description The delivery id (prefix del_), the same on every attempt */
                 "X-Service-Delivery": components["parameters"]["WebhookDelivery"];
+                /** @description Standard Webhooks: the event id (prefix evt_), the same on every attempt; deduplicate on it */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: unix seconds of the signing; refuse deliveries too far from your clock */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: space-separated v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>"> with the key after whsec_ (base64-decoded); one per secret that signs */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -5674,6 +6036,12 @@ export interface operations {
                 "X-Service-Event": components["parameters"]["WebhookEvent"];
                 /** @description The delivery id (prefix del_), the same on every attempt */
                 "X-Service-Delivery": components["parameters"]["WebhookDelivery"];
+                /** @description Standard Webhooks: the event id (prefix evt_), the same on every attempt; deduplicate on it */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: unix seconds of the signing; refuse deliveries too far from your clock */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: space-separated v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>"> with the key after whsec_ (base64-decoded); one per secret that signs */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -5710,6 +6078,12 @@ export interface operations {
                 "X-Service-Event": components["parameters"]["WebhookEvent"];
                 /** @description The delivery id (prefix del_), the same on every attempt */
                 "X-Service-Delivery": components["parameters"]["WebhookDelivery"];
+                /** @description Standard Webhooks: the event id (prefix evt_), the same on every attempt; deduplicate on it */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: unix seconds of the signing; refuse deliveries too far from your clock */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: space-separated v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>"> with the key after whsec_ (base64-decoded); one per secret that signs */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -5746,6 +6120,12 @@ export interface operations {
                 "X-Service-Event": components["parameters"]["WebhookEvent"];
                 /** @description The delivery id (prefix del_), the same on every attempt */
                 "X-Service-Delivery": components["parameters"]["WebhookDelivery"];
+                /** @description Standard Webhooks: the event id (prefix evt_), the same on every attempt; deduplicate on it */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: unix seconds of the signing; refuse deliveries too far from your clock */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: space-separated v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>"> with the key after whsec_ (base64-decoded); one per secret that signs */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -5782,6 +6162,12 @@ export interface operations {
                 "X-Service-Event": components["parameters"]["WebhookEvent"];
                 /** @description The delivery id (prefix del_), the same on every attempt */
                 "X-Service-Delivery": components["parameters"]["WebhookDelivery"];
+                /** @description Standard Webhooks: the event id (prefix evt_), the same on every attempt; deduplicate on it */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: unix seconds of the signing; refuse deliveries too far from your clock */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: space-separated v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>"> with the key after whsec_ (base64-decoded); one per secret that signs */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
             };
             path?: never;
             cookie?: never;
