@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig } from '../src/config.ts';
 
-test('defaults follow DESIGN §1', () => {
+test('defaults follow README.md (Configuration)', () => {
   const config = loadConfig({});
   assert.equal(config.port, 8080);
   assert.equal(config.host, '0.0.0.0');

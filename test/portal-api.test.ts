@@ -159,7 +159,7 @@ forEachDialect('portal API', (dialect) => {
           failureMessage: null,
         });
         const result = (await getSession(h, sandbox, s.sessionId)).json().data.result;
-        // Exactly what the session asked for, always including is_active_student; the rest of 6.3 null.
+        // Exactly what the session asked for, always including is_active_student; the rest of the always-reported keys null.
         assert.deepEqual(
           result.claims,
           {

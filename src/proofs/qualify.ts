@@ -82,8 +82,8 @@ export function claimsToRequest(requiredClaims: readonly ClaimName[]): ClaimName
 }
 
 /**
- * The claims a result reports (spec 6.3): what was disclosed of what the business asked for (and
- * `is_active_student`), in catalogue order, with null for the 6.3 keys not asked for or not
+ * The claims a result reports (docs/sessions.md): what was disclosed of what the business asked for (and
+ * `is_active_student`), in catalogue order, with null for the always-reported keys not asked for or not
  * revealed. Anything else the wallet disclosed is dropped.
  */
 export function reportedClaims(claims: DisclosedClaims, requiredClaims: readonly ClaimName[]): ReportedClaims {

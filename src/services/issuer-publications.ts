@@ -7,7 +7,7 @@ import type { IssuerFetchKind, MetricsRecorder } from '../domain/metrics.ts';
 import { fetchPublished, type FetchedDocument, type FetchPolicy } from './issuer-fetch.ts';
 
 /**
- * What issuers publish, fetched and cached (DESIGN §5, docs/trust.md):
+ * What issuers publish, fetched and cached (docs/trust.md):
  *
  * - SD-JWT VC issuer metadata (`/.well-known/jwt-vc-issuer`, with `jwks` or `jwks_uri`), cached per
  *   its Cache-Control `max-age` within [min, max] (default 5 min to 24 h); without a `max-age` the
