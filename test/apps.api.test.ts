@@ -30,7 +30,7 @@ forEachDialect('applications API', (dialect) => {
     assert.equal(body.data.keyCount, 0);
   });
 
-  test('list shows active apps of the organization with exactly the 2.2 fields, paginated', async () => {
+  test('list shows active apps of the organization with exactly the list fields, paginated', async () => {
     const tenant = await h.bootstrap('sandbox');
     for (let i = 0; i < 4; i++) {
       const res = await h.app.inject({

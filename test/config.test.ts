@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig } from '../src/config.ts';
 import { parseServerArgs, ServerArgsError, serverVersion } from '../src/server-args.ts';
 
-test('defaults follow DESIGN §1', () => {
+test('defaults follow README.md (Configuration)', () => {
   const config = loadConfig({});
   assert.equal(config.port, 8080);
   assert.equal(config.host, '0.0.0.0');

@@ -16,7 +16,7 @@ forEachDialect('API keys', (dialect) => {
   const generate = (tenant: Tenant, body: Record<string, unknown>) =>
     h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: tenant.auth, payload: body });
 
-  test('generate returns 201 with exactly the 2.3 fields and the raw secret once', async () => {
+  test('generate returns 201 with exactly the key fields and the raw secret once', async () => {
     const res = await generate(sandbox, { appId: sandbox.appId, name: 'checkout-server', environment: 'sandbox' });
     assert.equal(res.statusCode, 201);
     const key = res.json().data;

@@ -244,7 +244,7 @@ describe('OpenAPI document for generators', () => {
       const headers = (operation.parameters as Json[]).map(
         (p) => doc.components.parameters[p.$ref.split('/').pop()].name,
       );
-      // Ours (spec 6.1), and the Standard Webhooks ones sent beside them on every delivery.
+      // Ours (docs/webhooks.md), and the Standard Webhooks ones sent beside them on every delivery.
       assert.deepEqual(headers, [
         'X-Service-Signature',
         'X-Service-Event',

@@ -169,7 +169,7 @@ test('a page of sessions of every shape: the same JSON as fast-json-stringify', 
   );
 });
 
-test('a created session: spec 2.1 fields only, as fast-json-stringify writes them', () => {
+test('a created session: the creation fields only, as fast-json-stringify writes them', () => {
   const view = sessionView(session({ metadata: { a: 'b' }, clientReference: 'r' }), deps);
   const json = createdSessionJson(view);
   assert.equal(json, bySchema.created({ success: true, data: view }));

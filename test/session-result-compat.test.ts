@@ -21,7 +21,7 @@ forEachDialect('results stored before failureMessage', (dialect) => {
       .execute();
     const session = (await getSession(h, tenant, s.sessionId)).json().data;
     assert.equal(session.status, 'completed');
-    // Read in today's shape: failureMessage null, the spec 6.3 claim keys present as null, and the
+    // Read in today's shape: failureMessage null, the always-reported claim keys present as null, and the
     // only wallet protocol there was then.
     assert.deepEqual(session.result, {
       ...old,

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { createSession, getSession } from './support/sessions.ts';
 
-// Spec 2.1, plus openid4vpUri (issue 11: the same request for standard OpenID4VP wallets).
+// The creation fields, plus openid4vpUri (issue 11: the same request for standard OpenID4VP wallets).
 const CREATED_FIELDS = [
   'challengeNonce',
   'expiresAt',
@@ -29,7 +29,7 @@ forEachDialect('verification sessions API', (dialect) => {
   const post = (body: Record<string, unknown>, auth = tenant.auth) =>
     h.app.inject({ method: 'POST', url: '/verification/v1/sessions', headers: auth, payload: body });
 
-  test('create returns exactly the 2.1 fields', async () => {
+  test('create returns exactly the creation fields', async () => {
     const res = await post({
       appId: tenant.appId,
       purpose: 'Student discount',

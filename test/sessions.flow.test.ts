@@ -35,7 +35,7 @@ forEachDialect('verification flow', (dialect) => {
     }>;
 
   for (const format of ['sd-jwt-vc', 'bbs', 'groth16'] as const) {
-    test(`${format}: request → consent → presentation completes verified, with the 6.3 event`, async () => {
+    test(`${format}: request → consent → presentation completes verified, with the verification.completed event`, async () => {
       const s = await createSession(h, tenant, {
         requiredClaims: ['is_active_student', 'university_domain', 'academic_level', 'valid_until'],
       });
@@ -117,7 +117,7 @@ forEachDialect('verification flow', (dialect) => {
     assert.deepEqual(result.university, { name: 'Universidad de Pruebas', domain: 'pruebas.example', country: 'ES' });
   });
 
-  test('verification.completed payload shape (spec 6.3): every key present, null when not asked or not revealed', async () => {
+  test('verification.completed payload shape: every key present, null when not asked or not revealed', async () => {
     // Groth16 proves valid_until > now without revealing the date: asked for, it is still null.
     const s = await createSession(h, tenant, { requiredClaims: ['is_active_student', 'valid_until'] });
     await consent(h, s);

@@ -57,7 +57,7 @@ forEachDialect('webhook delivery', (dialect) => {
   });
   after(() => h.close());
 
-  test('sends exactly the contract: POST, the 2.4 envelope, the six headers, a signature that verifies', async () => {
+  test('sends exactly the contract: POST, the event envelope, the six headers, a signature that verifies', async () => {
     const endpoint = await createEndpoint(h, tenant, receiver.url);
     const event = await emitEvent(h, tenant, 'verification.completed');
     const summary = await worker().runOnce();

@@ -18,7 +18,7 @@ const BODY = JSON.stringify({
   data: { sessionId: 'sess_01jd0000000000000000000000', verified: true, note: 'Zoë ✓' },
 });
 
-/** The spec's recipe (§6.2), written out with node:crypto and nothing from src. */
+/** The recipe of docs/webhooks.md (`X-Service-Signature`), written out with node:crypto and nothing from src. */
 function referenceV1(t: number, body: string | Buffer, secret: string): string {
   return createHmac('sha256', secret)
     .update(Buffer.concat([Buffer.from(`${t}.`), Buffer.from(body)]))
@@ -26,7 +26,7 @@ function referenceV1(t: number, body: string | Buffer, secret: string): string {
 }
 
 describe('signPayload', () => {
-  it('produces t=<unix>,v1=<hex> exactly as the spec recipe computes it', () => {
+  it('produces t=<unix>,v1=<hex> exactly as the documented recipe computes it', () => {
     const header = signPayload(BODY, [SECRET], T);
     assert.equal(header, `t=${T},v1=${referenceV1(T, BODY, SECRET)}`);
     assert.match(header, /^t=\d+,v1=[0-9a-f]{64}$/);

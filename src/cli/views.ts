@@ -1,7 +1,7 @@
 import type { ApplicationSummary } from '../store/applications.ts';
 import type { GeneratedKey } from '../services/api-keys.ts';
 
-/** The CLI prints the same shapes as the API (spec 2.2 and 2.3). */
+/** The CLI prints the same shapes as the API (its OpenAPI document, /openapi.json). */
 export function applicationListEntry(app: ApplicationSummary) {
   return {
     id: app.id,

@@ -1,5 +1,5 @@
 /**
- * When a failed delivery is tried again (DESIGN §6): 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h,
+ * When a failed delivery is tried again (docs/webhooks.md, Retries): 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h,
  * 24 h after the previous attempt (about 45 h in all), each ±20 % jitter so that deliveries that
  * failed together (an endpoint that was down) do not all come back at the same instant. After the
  * last retry the delivery is `failed`.

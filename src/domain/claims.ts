@@ -36,7 +36,7 @@ export interface DisclosedClaims {
 }
 
 /**
- * Claims as a result reports them (spec 6.3): `is_active_student`, `academic_level` and
+ * Claims as a result reports them (docs/sessions.md): `is_active_student`, `academic_level` and
  * `valid_until` are always present, and `university_domain` when the business asked for it. A
  * claim the business did not ask for, or that the format proves without revealing (Groth16 proves
  * `valid_until > now` and shows no date), is null.
@@ -55,7 +55,7 @@ export function noReportedClaims(): ReportedClaims {
 
 /**
  * The reported shape of `claims`, in catalogue order: of what was disclosed, only what is in
- * `asked`; every spec 6.3 key present. Also completes results stored before the shape was fixed.
+ * `asked`; every always-reported key present. Also completes results stored before the shape was fixed.
  */
 export function toReportedClaims(
   claims: { [K in ClaimName]?: DisclosedClaims[K] | null },

@@ -1,6 +1,6 @@
 import type { Environment } from './environment.ts';
 
-/** The credential formats a presentation can come in (spec §4). */
+/** The credential formats a presentation can come in (docs/universities.md). */
 export const CREDENTIAL_FORMATS = ['sd-jwt-vc', 'bbs', 'groth16'] as const;
 export type CredentialFormat = (typeof CREDENTIAL_FORMATS)[number];
 

@@ -1,5 +1,5 @@
 /**
- * The two worlds every resource lives in (DESIGN §3): sandbox resources answer to `sk_test_` keys
+ * The two worlds every resource lives in (docs/security.md): sandbox resources answer to `sk_test_` keys
  * and trust the published sandbox universities; live ones answer to `sk_live_` keys only.
  */
 export const ENVIRONMENTS = ['sandbox', 'live'] as const;

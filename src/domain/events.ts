@@ -1,6 +1,6 @@
 import type { Environment } from './environment.ts';
 
-/** Every event the service emits (DESIGN §6); webhook subscriptions name these. */
+/** Every event the service emits (docs/webhooks.md, Events); webhook subscriptions name these. */
 export const EVENT_TYPES = [
   'verification.completed',
   'verification.expired',
@@ -16,7 +16,7 @@ export function isEventType(value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value);
 }
 
-/** Spec 2.4: the envelope of every event, as stored, listed and delivered. */
+/** The envelope of every event (docs/webhooks.md), as stored, listed and delivered. */
 export interface EventEnvelope {
   id: string;
   event: EventType;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-/** How long a stored response answers a repeated `Idempotency-Key` (DESIGN §2): 24 hours. */
+/** How long a stored response answers a repeated `Idempotency-Key` (README.md, The API): 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** The idempotency scope of an API key's requests: its organization and environment. */

@@ -3,7 +3,7 @@ import type { SessionResult } from './session.ts';
 import { OPEN_STATUSES, effectiveStatus, type SessionStatus } from './session-state.ts';
 
 /**
- * Redaction (DESIGN §4): a business forgets what a session learnt about a student and what it
+ * Redaction (docs/sessions.md): a business forgets what a session learnt about a student and what it
  * attached to the session itself. Erased: the result's claims and university, the free-text
  * `failureMessage` (it may quote the presentation), the messages of `warnings` (kept: their
  * codes), `metadata` and `clientReference`, wherever
@@ -19,7 +19,7 @@ export function canRedact(status: SessionStatus, expiresAt: string, now: Date): 
   return !OPEN_STATUSES.includes(effectiveStatus(status, expiresAt, now));
 }
 
-/** Every claim key kept, each value null: the shape of spec 6.3 survives, the values do not. */
+/** Every claim key kept, each value null: the shape of the result survives, the values do not. */
 export function redactedClaims(claims: ReportedClaims): ReportedClaims {
   return Object.fromEntries(Object.keys(claims).map((key) => [key, null])) as unknown as ReportedClaims;
 }

@@ -1,4 +1,4 @@
-/** The states of a verification session (spec 2.2). */
+/** The states of a verification session (docs/sessions.md, States). */
 export type SessionStatus = 'pending' | 'consented' | 'completed' | 'expired' | 'cancelled' | 'declined';
 
 /**

@@ -4,7 +4,7 @@ import type { Environment } from './environment.ts';
 import type { SessionStatus } from './session-state.ts';
 
 /**
- * Why a session completed unverified (spec 2.2 `failureReason`): a presentation whose cryptography
+ * Why a session completed unverified (`failureReason`, docs/sessions.md): a presentation whose cryptography
  * held but which does not qualify, or too many rejected presentations. Stable codes.
  */
 export const FAILURE_REASONS = [

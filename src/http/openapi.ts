@@ -122,7 +122,7 @@ const PARAMETERS: Json = {
   },
 };
 
-/** The headers of every delivery (spec 6.1). */
+/** The headers of every delivery (docs/webhooks.md, The request). */
 const DELIVERY_PARAMETERS: Json = {
   WebhookSignature: {
     name: 'X-Service-Signature',

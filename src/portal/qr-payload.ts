@@ -1,5 +1,5 @@
 /**
- * Reads a `qrPayload` (`{APP_SCHEME}://verify?session=<id>&nonce=<nonce>`, spec 2.1) back into
+ * Reads a `qrPayload` (`{APP_SCHEME}://verify?session=<id>&nonce=<nonce>`, docs/security.md) back into
  * its parts, as a wallet does after scanning. Anything else, including another scheme, is
  * undefined: the sandbox wallet only answers this service's sessions.
  */

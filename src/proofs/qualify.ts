@@ -82,9 +82,9 @@ export function claimsToRequest(requiredClaims: readonly ClaimName[]): ClaimName
 }
 
 /**
- * The claims a result reports (spec 6.3): what was disclosed of what the wallet was asked for
+ * The claims a result reports (docs/sessions.md): what was disclosed of what the wallet was asked for
  * ({@link claimsToRequest}: the business's claims, `is_active_student` and `valid_until`), in
- * catalogue order, with null for the 6.3 keys not asked for or not revealed. The student was told
+ * catalogue order, with null for the always-reported keys not asked for or not revealed. The student was told
  * the date goes to the business, so it is reported whenever the format reveals it (SD-JWT VC, BBS);
  * Groth16 proves it lies after now and it stays null. Anything else the wallet disclosed is dropped.
  */

@@ -34,7 +34,7 @@ export interface PresentationContext {
 
 /**
  * Why a presentation is cryptographically unacceptable. Stable codes: clients match on them.
- * Such a presentation proves nothing; the session stays open (DESIGN §4).
+ * Such a presentation proves nothing; the session stays open (docs/sessions.md, Attempts).
  */
 export const REJECTION_REASONS = [
   'malformed_presentation',

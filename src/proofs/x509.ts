@@ -11,6 +11,7 @@ import {
   type FindIssuerCallback,
   type GeneralSubtree,
 } from 'pkijs';
+import { BoundedCache } from '../domain/bounded-cache.ts';
 import { DEFAULT_ALLOWED_EKUS, EXTENDED_KEY_USAGES } from '../domain/credentials.ts';
 
 /**
@@ -147,15 +148,14 @@ export type PathCheck = { ok: true } | { ok: false; noPath: boolean; message: st
  * intermediates and anchors come back with every credential. Parsing and the checks kept with it
  * are a pure function of the bytes, so the memo cannot go stale; it keeps the most recent ones only.
  */
-const parsedByDer = new Map<string, Parsed | undefined>();
 const PARSED_KEPT = 256;
+const parsedByDer = new BoundedCache<string, Parsed | undefined>(PARSED_KEPT);
 const parsedByPki = new WeakMap<Certificate, Parsed>();
 
 function parse(der: Buffer): Parsed | undefined {
   const memoKey = der.toString('base64');
   if (parsedByDer.has(memoKey)) return parsedByDer.get(memoKey);
   const parsed = parseUncached(der);
-  if (parsedByDer.size >= PARSED_KEPT) parsedByDer.delete(parsedByDer.keys().next().value!);
   parsedByDer.set(memoKey, parsed);
   if (parsed) parsedByPki.set(parsed.pki, parsed);
   return parsed;

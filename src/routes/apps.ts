@@ -25,7 +25,7 @@ import {
 import type { ServiceDeps } from '../services/deps.ts';
 import { AppWebhookFields, WebhookEndpointWithSecret } from './webhooks.ts';
 
-/** Spec 2.2: the list entry, exactly these fields. */
+/** The list entry, exactly these fields (clients depend on the set). */
 const appFields = {
   id: Type.String({ description: 'Prefix app_' }),
   name: Type.String(),
@@ -38,7 +38,7 @@ const appFields = {
 
 export const ApplicationListEntry = Type.Object(appFields, {
   $id: 'App',
-  description: 'An application, as listed (spec 2.2)',
+  description: 'An application, as listed',
 });
 
 const KeySummary = Type.Object(

@@ -39,7 +39,7 @@ const VerificationCompletedData = Type.Object(
       }),
     ),
   },
-  { $id: 'VerificationCompletedData', description: 'data of verification.completed (spec 6.3, plus protocol)' },
+  { $id: 'VerificationCompletedData', description: 'data of verification.completed, plus the protocol that answered' },
 );
 
 const VerificationRedactedData = Type.Object(
@@ -60,7 +60,7 @@ const WebhookTestData = Type.Object(
   { $id: 'WebhookTestData', description: 'data of webhook.test' },
 );
 
-/** Spec 2.4: the envelope of one event type, with its data. */
+/** The envelope of one event type, with its data (docs/webhooks.md). */
 function eventSchema<E extends EventType, D extends TSchema>(event: E, $id: string, data: D, description: string) {
   return Type.Object(
     {
@@ -116,10 +116,10 @@ export const EVENT_SCHEMAS = {
   'webhook.test': eventSchema('webhook.test', 'WebhookTestEvent', WebhookTestData, 'Sent by the test endpoint only'),
 } satisfies { [E in EventType]: TSchema };
 
-/** Spec 2.4: any event, by its name. */
+/** Any event, by its name (docs/webhooks.md). */
 export const EventEnvelopeSchema = Type.Unsafe<EventEnvelope>({
   $id: 'Event',
-  description: 'An event (spec 2.4); `event` says which, and the shape of `data`',
+  description: 'An event; `event` says which, and the shape of `data`',
   oneOf: Object.values(EVENT_SCHEMAS).map((schema) => ({ $ref: schema.$id })),
 });
 

@@ -23,7 +23,7 @@ const keyFields = {
   keyHint: Type.String({ description: 'Prefix, one asterisk per hidden character, last four characters' }),
 };
 
-/** Spec 2.3, as generated: the only response that carries rawSecret. */
+/** A key as generated: the only response that carries rawSecret. */
 export const GeneratedApiKey = Type.Object(
   {
     ...keyFields,
@@ -32,7 +32,7 @@ export const GeneratedApiKey = Type.Object(
     }),
     createdAt: IsoTimestamp,
   },
-  { $id: 'CreatedKey', description: 'A key as generated: the only response with its raw secret (spec 2.3)' },
+  { $id: 'CreatedKey', description: 'A key as generated: the only response with its raw secret' },
 );
 
 export const ApiKeyHint = Type.Object(

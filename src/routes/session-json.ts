@@ -77,7 +77,7 @@ export function sessionJson(view: SessionView): string {
   return JSON.stringify({ success: true, data: sessionObject(view) });
 }
 
-/** `{ success: true, data: CreatedSession }`: spec 2.1's fields only. */
+/** `{ success: true, data: CreatedSession }`: the creation fields only (docs/sessions.md). */
 export function createdSessionJson(view: SessionView): string {
   return JSON.stringify({
     success: true,

@@ -43,7 +43,7 @@ const nullable = <T extends TSchema>(schema: T, description: string) =>
   Type.Union([schema, Type.Null()], { description });
 
 /**
- * Spec 6.3: `is_active_student`, `academic_level` and `valid_until` are always present;
+ * Always reported (docs/sessions.md): `is_active_student`, `academic_level` and `valid_until` are always present;
  * `university_domain` when the business asked for it. Data minimization: a claim the wallet was
  * not asked for (`valid_until` always is), or that the format proves without revealing, is null.
  */
@@ -61,7 +61,8 @@ export const ReportedClaimsSchema = Type.Object(
   },
   {
     $id: 'ReportedClaims',
-    description: 'The claims of the result: the spec 6.3 keys always, each null when not requested or not revealed',
+    description:
+      'The claims of the result: the three always-reported keys, each null when not requested or not revealed',
   },
 );
 export const ReportedClaims = Ref(ReportedClaimsSchema);
@@ -107,7 +108,7 @@ const Openid4vpUri = Type.String({
     'The same request for a standard OpenID4VP 1.0 wallet (EUDI and others): {OPENID4VP_SCHEME}://?client_id=…&request_uri=… (signed request by reference), or the whole request by value with the redirect_uri client identifier prefix',
 });
 
-/** Spec 2.1 fields first, then the state of the session. */
+/** The creation fields first (docs/sessions.md), then the state of the session. */
 const sessionFields = {
   sessionId: Type.String({ description: 'Prefix sess_' }),
   challengeNonce: Type.String({ description: 'Prefix nonce_' }),
@@ -158,7 +159,7 @@ export const SessionUnion = Type.Unsafe<
 });
 export const SessionSchema = Ref(SessionUnion);
 
-/** Spec 2.1 exactly: what creation returns. */
+/** What creation returns, exactly (docs/sessions.md). */
 export const CreatedSessionSchema = Type.Object(
   {
     sessionId: Type.String({ description: 'Prefix sess_' }),
@@ -169,7 +170,7 @@ export const CreatedSessionSchema = Type.Object(
     openid4vpUri: Openid4vpUri,
     expiresAt: IsoTimestamp,
   },
-  { $id: 'CreatedSession', description: 'The session as created (spec 2.1, plus openid4vpUri)' },
+  { $id: 'CreatedSession', description: 'The session as created, with its openid4vpUri' },
 );
 
 export const SESSION_COMPONENTS: TSchema[] = [

@@ -37,7 +37,7 @@ export const EventTypeEnum = StringEnum(EVENT_TYPES, { $id: 'EventType', descrip
 const EventName = Ref(EventTypeEnum);
 const NullableTimestamp = Type.Union([IsoTimestamp, Type.Null()]);
 
-/** The endpoint record (DESIGN §6); the signing secret is not part of it. */
+/** The endpoint record (docs/webhooks.md); the signing secret is not part of it. */
 const endpointFields = {
   id: Type.String({ description: 'Prefix whk_' }),
   appId: Type.String(),
@@ -141,7 +141,7 @@ const DeliveryParams = Type.Object({
   deliveryId: Type.String({ maxLength: 64 }),
 });
 
-/** The webhook fields of application creation (spec 4.5). */
+/** The webhook fields of application creation (docs/webhooks.md, Subscription API). */
 export const AppWebhookFields = {
   webhookUrl: Type.Optional(Url),
   webhookEvents: Type.Optional(Events),

@@ -4,7 +4,7 @@ import type { Db } from '../store/db.ts';
 import { findApplication, type Application } from '../store/applications.ts';
 
 /**
- * Tenancy and environments (DESIGN §3): another organization's application does not exist for
+ * Tenancy and environments (docs/security.md): another organization's application does not exist for
  * the caller (404); one of the other environment may not be touched (403); an archived one can be
  * read but not acted on (409).
  */

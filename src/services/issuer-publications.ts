@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { BoundedCache } from '../domain/bounded-cache.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Fetched, IssuerPublications, StatusListPolicy } from '../domain/credentials.ts';
 import { decodeJwt } from '../proofs/sd-jwt-vc/compact.ts';
@@ -6,7 +7,7 @@ import type { IssuerFetchKind, MetricsRecorder } from '../domain/metrics.ts';
 import { fetchPublished, type FetchedDocument, type FetchPolicy } from './issuer-fetch.ts';
 
 /**
- * What issuers publish, fetched and cached (DESIGN §5, docs/trust.md):
+ * What issuers publish, fetched and cached (docs/trust.md):
  *
  * - SD-JWT VC issuer metadata (`/.well-known/jwt-vc-issuer`, with `jwks` or `jwks_uri`), cached per
  *   its Cache-Control `max-age` within [min, max] (default 5 min to 24 h); without a `max-age` the
@@ -23,35 +24,6 @@ export const MIN_REFRESH_INTERVAL_MS = 30_000;
 
 /** Entries kept per cache (metadata, status lists); past it the least recently used goes. */
 export const PUBLICATIONS_CACHE_ENTRIES = 1_000;
-
-/** A Map bounded by entry count, evicting the least recently used entry. */
-export class LruMap<K, V> {
-  private readonly entries = new Map<K, V>();
-  constructor(readonly limit: number) {}
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  get(key: K): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
-  }
-
-  set(key: K, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    while (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value!);
-  }
-
-  delete(key: K): void {
-    this.entries.delete(key);
-  }
-}
 
 export interface PublicationsOptions {
   clock: Clock;
@@ -114,15 +86,15 @@ function jwksKeys(value: unknown): JsonWebKey[] | undefined {
 
 export class CachingIssuerPublications implements IssuerPublications {
   readonly statusListPolicy: StatusListPolicy;
-  private readonly metadata: LruMap<string, Cached<JsonWebKey[]>>;
-  private readonly statusLists: LruMap<string, Cached<string>>;
+  private readonly metadata: BoundedCache<string, Cached<JsonWebKey[]>>;
+  private readonly statusLists: BoundedCache<string, Cached<string>>;
   private readonly inFlight = new Map<string, Promise<Fetched<unknown>>>();
   private readonly fetchPolicy: FetchPolicy;
 
   constructor(private readonly options: PublicationsOptions) {
     this.statusListPolicy = options.statusListPolicy;
-    this.metadata = new LruMap(options.cacheEntries ?? PUBLICATIONS_CACHE_ENTRIES);
-    this.statusLists = new LruMap(options.cacheEntries ?? PUBLICATIONS_CACHE_ENTRIES);
+    this.metadata = new BoundedCache(options.cacheEntries ?? PUBLICATIONS_CACHE_ENTRIES);
+    this.statusLists = new BoundedCache(options.cacheEntries ?? PUBLICATIONS_CACHE_ENTRIES);
     this.fetchPolicy = {
       dispatcher: options.dispatcher,
       allowPrivateTargets: options.allowPrivateTargets,

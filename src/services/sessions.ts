@@ -101,7 +101,7 @@ export async function listSessionsFor(
   );
 }
 
-/** The public view: creation fields (spec 2.1), state, and the result once completed. */
+/** The public view: creation fields (docs/sessions.md), state, and the result once completed. */
 export function sessionView(session: Session, deps: Pick<ServiceDeps, 'config' | 'clock'>) {
   const { config } = deps;
   const status = effectiveStatus(session.status, session.expiresAt, deps.clock.now());
@@ -128,7 +128,7 @@ export function sessionView(session: Session, deps: Pick<ServiceDeps, 'config' |
   };
 }
 
-/** `verification.completed` data: spec 6.3, plus the wallet protocol that answered. */
+/** `verification.completed` data (docs/webhooks.md), plus the wallet protocol that answered. */
 export function completedEventData(sessionId: string, result: SessionResult) {
   return {
     sessionId,

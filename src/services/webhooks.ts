@@ -21,7 +21,7 @@ import { checkWebhookUrl } from '../webhooks/ssrf.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
 
-/** How long the secret replaced by a rotation keeps signing (DESIGN §6). */
+/** How long the secret replaced by a rotation keeps signing (docs/webhooks.md, Signing secrets). */
 export const PREVIOUS_SECRET_VALIDITY_MS = 24 * 60 * 60 * 1000;
 
 /** The public record of an endpoint: never its secrets. */
@@ -46,7 +46,7 @@ export function endpointWithSecret(endpoint: WebhookEndpoint) {
   return { ...endpointView(endpoint), secret: endpoint.secret };
 }
 
-/** Subscribed events: names of the catalogue (DESIGN §6), each once. */
+/** Subscribed events: names of the catalogue (domain/events.ts), each once. */
 export function checkedEvents(events: string[], param: string): EventType[] {
   const unknown = events.filter((name) => !isEventType(name));
   if (unknown.length > 0) {

@@ -11,6 +11,7 @@ import {
 } from 'kysely';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
+import { BoundedCache } from '../domain/bounded-cache.ts';
 
 /**
  * Every difference between the SQL dialects lives here, as capability flags and small helpers;
@@ -120,7 +121,7 @@ export function keyTextType(db: Kysely<any>): 'text' | RawBuilder<unknown> {
   return capabilitiesOf(db).name === 'postgres' ? sql`text collate "C"` : 'text';
 }
 
-/** How many prepared SQLite statements a connection keeps; the oldest goes first beyond it. */
+/** How many prepared SQLite statements a connection keeps; the least recently used goes beyond it. */
 const SQLITE_STATEMENT_CACHE = 256;
 
 /**
@@ -129,7 +130,7 @@ const SQLITE_STATEMENT_CACHE = 256;
  */
 class StatementCachingSqliteConnection implements DatabaseConnection {
   readonly #db: SqliteDatabase;
-  readonly #statements = new Map<string, Statement>();
+  readonly #statements = new BoundedCache<string, Statement>(SQLITE_STATEMENT_CACHE);
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
@@ -139,8 +140,6 @@ class StatementCachingSqliteConnection implements DatabaseConnection {
     let statement = this.#statements.get(text);
     if (!statement) {
       statement = this.#db.prepare(text);
-      if (this.#statements.size >= SQLITE_STATEMENT_CACHE)
-        this.#statements.delete(this.#statements.keys().next().value as string);
       this.#statements.set(text, statement);
     }
     return statement;

@@ -26,7 +26,7 @@ export function eventRow(event: EventEnvelope, orgId: string): Insertable<Events
     type: event.event,
     data: JSON.stringify(event.data),
     created_at: event.createdAt,
-    // Every event about a session names it in data.sessionId (DESIGN §6); redaction finds them here.
+    // Every event about a session names it in data.sessionId (domain/events.ts); redaction finds them here.
     session_id: typeof event.data.sessionId === 'string' ? event.data.sessionId : null,
   };
 }

@@ -9,8 +9,8 @@ import { prepareQuery } from './prepared.ts';
 import type { SessionsTable } from './schema.ts';
 
 /**
- * A stored result in today's shape: claims with the spec 6.3 null keys, and `failureMessage` null for
- * results stored before either existed.
+ * A stored result in today's shape: claims with every always-reported key (null if unknown), and
+ * `failureMessage` null for results stored before either existed.
  */
 function storedResult(json: string): SessionResult {
   const result = JSON.parse(json) as Partial<SessionResult> & Pick<SessionResult, 'claims'>;

@@ -9,7 +9,7 @@ import { insertDeliveries, insertDeliveriesQuery, type NewDelivery } from '../st
 import { subscribedEndpoints } from '../store/webhooks.ts';
 
 /**
- * The transactional outbox (DESIGN §6): deliveries are written in the transaction of the state
+ * The transactional outbox (ARCHITECTURE.md, Flow 1): deliveries are written in the transaction of the state
  * change that caused their event, so that both commit or neither does; a worker sends them later.
  */
 

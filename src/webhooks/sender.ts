@@ -3,7 +3,7 @@ import { request, type Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../domain/clock.ts';
 
 /**
- * One webhook HTTP attempt (DESIGN §6): a single POST, acknowledged by any 2xx within the timeout.
+ * One webhook HTTP attempt (docs/webhooks.md): a single POST, acknowledged by any 2xx within the timeout.
  * Redirects are not followed (a 3xx is a failure: following one would let a receiver bounce us to
  * an address the SSRF guard never saw, and the signature was made for the registered URL). The
  * outcome is a value for every network result; the caller decides retries.

@@ -13,7 +13,7 @@ import { createHmac } from 'node:crypto';
  * receiver side is written separately, so that tests check one against the other, and both against
  * the `standardwebhooks`, `svix` and `stripe` libraries.
  *
- * One `v1` per valid secret: during a rotation the old and the new secret both sign (DESIGN §6),
+ * One `v1` per valid secret: during a rotation the old and the new secret both sign (docs/webhooks.md),
  * so receivers still configured with the old secret keep accepting deliveries.
  */
 

@@ -4,7 +4,7 @@ import { Agent, buildConnector } from 'undici';
 import { classifyAddress, isAllowedTarget, literalIp } from './address-ranges.ts';
 
 /**
- * The SSRF guard for webhook targets (DESIGN §6). A webhook URL is chosen by a customer and called
+ * The SSRF guard for webhook targets (docs/webhooks.md). A webhook URL is chosen by a customer and called
  * from inside our network, so it must never reach loopback, private, link-local or cloud metadata
  * addresses. Two checks, both needed:
  *

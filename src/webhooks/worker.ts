@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
+import { BoundedCache } from '../domain/bounded-cache.ts';
 import type { Clock } from '../domain/clock.ts';
 import { claimPolicy, planClaim, type ClaimPolicy } from '../domain/claim-plan.ts';
 import { newId } from '../domain/ids.ts';
@@ -17,7 +18,7 @@ import { checkWebhookUrlShape, createGuardedDispatcher } from './ssrf.ts';
 import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } from './wake.ts';
 
 /**
- * The delivery worker (DESIGN §6): claims due deliveries in batches under a short lease that a
+ * The delivery worker (ARCHITECTURE.md, Flow 2): claims due deliveries in batches under a short lease that a
  * heartbeat renews while they are in flight (leases.ts), sends them concurrently with their
  * signatures through the SSRF-guarded dispatcher (keep-alive connections per origin), records the
  * attempts in batches (attempt-recorder.ts) and schedules the retries. Claims are fair, by the
@@ -41,7 +42,7 @@ export const DEFAULT_MAX_IN_FLIGHT = 64;
 export const DEFAULT_MAX_PER_ENDPOINT = 16;
 /** At most this many in flight to an endpoint whose last attempt timed out, until one is answered. */
 export const DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT = 1;
-/** How many endpoints whose last attempt timed out a worker remembers (the oldest is forgotten first). */
+/** How many endpoints whose last attempt timed out a worker remembers (the longest ago is forgotten first). */
 const TIMED_OUT_REMEMBERED = 10_000;
 /** How often a worker looks for due deliveries when nothing wakes it (retries coming due). */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
@@ -78,7 +79,7 @@ export interface DeliveryWorkerOptions {
   pollIntervalMs?: number;
   /** How often the leases of deliveries in flight are renewed; a third of the lease by default. */
   leaseRenewalMs?: number;
-  /** Per-attempt budget; 10 s by default (DESIGN §6). */
+  /** Per-attempt budget; 10 s by default (docs/webhooks.md, Acknowledging a delivery). */
   timeoutMs?: number;
 }
 
@@ -116,7 +117,7 @@ export class DeliveryWorker {
   /** Endpoints that reached their cap, with that cap: the loop claims for them again once half of it is free. */
   readonly #capped = new Map<string, number>();
   /** Endpoints whose last finished attempt timed out, none answered since (oldest first). */
-  readonly #timedOut = new Set<string>();
+  readonly #timedOut = new BoundedCache<string, true>(TIMED_OUT_REMEMBERED);
   #loop: Promise<void> | undefined;
   /**
    * The last claim took all the plan let it (every free slot, or all but the reserve; a claim held
@@ -331,7 +332,11 @@ export class DeliveryWorker {
     // The counts the claim was made with: sends that finish meanwhile must not hide that it took
     // an endpoint up to its cap.
     const busy = new Map(this.#perEndpoint);
-    const plan = planClaim(this.#policy, { active: this.#active, perEndpoint: busy, timedOut: this.#timedOut }, limit);
+    const plan = planClaim(
+      this.#policy,
+      { active: this.#active, perEndpoint: busy, timedOut: new Set(this.#timedOut.keys()) },
+      limit,
+    );
     if (plan.limit === 0) return { batch: [], capped: false, full: false, reserved: plan.reserved };
     // Held to the reserve, an endpoint with its lane's worth in flight or more gets nothing now: it
     // is claimed for again once it is down to half its lane, as one at its cap is (its sends free
@@ -372,11 +377,9 @@ export class DeliveryWorker {
    */
   #observe(endpointId: string, result: SendResult): void {
     if (result.error === 'timeout') {
-      this.#timedOut.delete(endpointId);
-      this.#timedOut.add(endpointId);
+      this.#timedOut.set(endpointId, true);
       // Its cap is one from now on: claimed for again once nothing of it is in flight.
       this.#capped.set(endpointId, this.#policy.maxPerTimedOutEndpoint);
-      if (this.#timedOut.size > TIMED_OUT_REMEMBERED) this.#timedOut.delete(this.#timedOut.values().next().value!);
     } else if (result.status !== undefined) {
       this.#timedOut.delete(endpointId);
     }

@@ -82,7 +82,7 @@ export const UNSCOPED_OPERATIONS: Record<string, string> = {
     "checks a presentation against the trust registry of the key's environment; touches no resource",
 };
 
-/** Lists that show both environments of the organization (spec 4.4: all active applications). */
+/** Lists that show both environments of the organization (all its active applications). */
 export const CROSS_ENVIRONMENT_LISTS = new Set(['GET /org/v1/apps']);
 
 /** Path parameters and id fields the suite can fill: each names the resource of that kind in the set. */

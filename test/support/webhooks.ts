@@ -30,7 +30,7 @@ export async function createEndpoint(
   return res.json().data;
 }
 
-/** The `data` of verification.completed, as spec 6.3 shows it. */
+/** The `data` of verification.completed, as docs/webhooks.md shows it. */
 export function completedData(sessionId: string) {
   return {
     sessionId,

@@ -762,7 +762,7 @@ export interface components {
             /** @description ISO 3166-1 alpha-2 */
             country: string;
         };
-        /** @description The claims of the result: the spec 6.3 keys always, each null when not requested or not revealed */
+        /** @description The claims of the result: the three always-reported keys, each null when not requested or not revealed */
         ReportedClaims: {
             /** @description null only when no presentation qualified */
             is_active_student: boolean | null;
@@ -871,7 +871,7 @@ export interface components {
         };
         /** @description A verification session; result is present exactly when status is completed */
         Session: components["schemas"]["SessionWithoutResult"] | components["schemas"]["CompletedSession"];
-        /** @description The session as created (spec 2.1, plus openid4vpUri) */
+        /** @description The session as created, with its openid4vpUri */
         CreatedSession: {
             /** @description Prefix sess_ */
             sessionId: string;
@@ -891,7 +891,7 @@ export interface components {
              */
             expiresAt: string;
         };
-        /** @description An application, as listed (spec 2.2) */
+        /** @description An application, as listed */
         App: {
             /** @description Prefix app_ */
             id: string;
@@ -972,7 +972,7 @@ export interface components {
             keyCount: number;
             webhook?: components["schemas"]["WebhookEndpointWithSecret"];
         };
-        /** @description A key as generated: the only response with its raw secret (spec 2.3) */
+        /** @description A key as generated: the only response with its raw secret */
         CreatedKey: {
             /** @description Prefix key_ */
             id: string;
@@ -1127,7 +1127,7 @@ export interface components {
              */
             deletedAt: string;
         };
-        /** @description data of verification.completed (spec 6.3, plus protocol) */
+        /** @description data of verification.completed, plus the protocol that answered */
         VerificationCompletedData: {
             sessionId: string;
             verified: boolean;
@@ -1267,7 +1267,7 @@ export interface components {
             environment: components["schemas"]["Environment"];
             data: components["schemas"]["WebhookTestData"];
         };
-        /** @description An event (spec 2.4); `event` says which, and the shape of `data` */
+        /** @description An event; `event` says which, and the shape of `data` */
         Event: components["schemas"]["VerificationCompletedEvent"] | components["schemas"]["VerificationExpiredEvent"] | components["schemas"]["VerificationCancelledEvent"] | components["schemas"]["VerificationRedactedEvent"] | components["schemas"]["ConsentApprovedEvent"] | components["schemas"]["ConsentDeclinedEvent"] | components["schemas"]["WebhookTestEvent"];
         /**
          * @description Why a presentation is cryptographically unacceptable

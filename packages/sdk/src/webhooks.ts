@@ -9,7 +9,7 @@ import type { components } from './openapi.js';
  * use it, or copy it, without the rest of the SDK. Every delivery carries two signatures of the same body, made with the
  * same signing secret string; either is enough to authenticate it.
  *
- * 1. `X-Service-Signature` (the interface spec §6.2; Stripe's scheme byte for byte):
+ * 1. `X-Service-Signature` (docs/webhooks.md; Stripe's scheme byte for byte):
  *
  *      X-Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…]
  *      v1 = lowercase hex HMAC-SHA256( key = the whole signing secret string, `whsec_` included, as UTF-8,
@@ -27,7 +27,7 @@ import type { components } from './openapi.js';
  * when any `v1` matches any secret you pass.
  */
 
-/** Default tolerance between the signature timestamp and the receiver's clock (spec §8). */
+/** Default tolerance between the signature timestamp and the receiver's clock (docs/webhooks.md: 300 s). */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 /** The name of the header that carries the signature, as Node lower-cases it. */

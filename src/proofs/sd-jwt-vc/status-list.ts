@@ -1,5 +1,6 @@
 import { inflateSync } from 'node:zlib';
 import { StatusList, type BitsPerStatus } from '@sd-jwt/jwt-status-list';
+import { BoundedCache } from '../../domain/bounded-cache.ts';
 import type { TrustRegistry } from '../types.ts';
 import { decodeJwt, type DecodedJwt } from './compact.ts';
 import { base64urlDecode, isJsonObject } from './jose.ts';
@@ -60,8 +61,8 @@ function isBits(value: unknown): value is BitsPerStatus {
  * and decoding a million-entry list takes the library half a second (bench/trust.ts). Decoding is a
  * pure function of its input, so the memo cannot go stale; it holds the last few lists only.
  */
-const decoded = new Map<string, StatusList | string>();
 const DECODED_LISTS_KEPT = 8;
+const decoded = new BoundedCache<string, StatusList | string>(DECODED_LISTS_KEPT);
 
 function decodeList(lst: string, bits: BitsPerStatus): StatusList | string {
   const compressed = base64urlDecode(lst);
@@ -90,7 +91,6 @@ function readStatus(payload: Record<string, unknown>, idx: number): number | str
   let statuses = decoded.get(memoKey);
   if (statuses === undefined) {
     statuses = decodeList(list.lst, list.bits);
-    if (decoded.size >= DECODED_LISTS_KEPT) decoded.delete(decoded.keys().next().value!);
     decoded.set(memoKey, statuses);
   }
   if (typeof statuses === 'string') return statuses;

@@ -1,6 +1,7 @@
 import { DcqlQuery } from 'dcql';
 import type { Openid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
 import type { Config } from '../../config.ts';
+import { BoundedCache } from '../../domain/bounded-cache.ts';
 import type { ClaimName } from '../../domain/claims.ts';
 import type { Session } from '../../domain/session.ts';
 import { claimsToRequest } from '../../proofs/qualify.ts';
@@ -118,21 +119,20 @@ function queryString(params: Record<string, unknown>): string {
  */
 export function openid4vpUri(config: Config, session: Session, flow: RequestFlow = { sameDevice: false }): string {
   // Every read of a session shows its URI, and a business polls the same session until it
-  // completes: the string is kept per configuration, bounded, oldest out first. It depends on
+  // completes: the string is kept per configuration, bounded, least recently used out first. It depends on
   // nothing of the session that changes (its id, challenge and required claims).
   let kept = uris.get(config);
-  if (!kept) uris.set(config, (kept = new Map<string, string>()));
+  if (!kept) uris.set(config, (kept = new BoundedCache<string, string>(KEPT_URIS)));
   const key = `${flow.sameDevice ? 's' : 'c'}:${session.id}:${session.challengeNonce}`;
   const found = kept.get(key);
   if (found !== undefined) return found;
   const uri = buildOpenid4vpUri(config, session, flow);
-  if (kept.size >= KEPT_URIS) kept.delete(kept.keys().next().value!);
   kept.set(key, uri);
   return uri;
 }
 
 const KEPT_URIS = 10_000;
-const uris = new WeakMap<Config, Map<string, string>>();
+const uris = new WeakMap<Config, BoundedCache<string, string>>();
 
 function buildOpenid4vpUri(config: Config, session: Session, flow: RequestFlow): string {
   const params =

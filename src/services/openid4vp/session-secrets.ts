@@ -1,5 +1,6 @@
 import { hkdfSync } from 'node:crypto';
 import { p256 } from '@noble/curves/p256';
+import { BoundedCache } from '../../domain/bounded-cache.ts';
 
 /**
  * Everything OpenID4VP needs per session is derived from the session's challengeNonce (256
@@ -10,16 +11,15 @@ import { p256 } from '@noble/curves/p256';
 
 // Derived values per session and purpose, most recent last: every read of a session shows its
 // openid4vpUri, and a business polls the same session until it completes. HKDF costs about as much
-// as the rest of such a read; the cache is bounded, oldest out first.
+// as the rest of such a read; the cache is bounded, least recently used out first.
 const DERIVED_CACHE_SIZE = 10_000;
-const derived = new Map<string, Buffer>();
+const derived = new BoundedCache<string, Buffer>(DERIVED_CACHE_SIZE);
 
 function derive(challengeNonce: string, purpose: string, length = 32): Buffer {
   const key = `${purpose}:${length}:${challengeNonce}`;
   const cached = derived.get(key);
   if (cached) return cached;
   const value = Buffer.from(hkdfSync('sha256', challengeNonce, '', `matricula/openid4vp/${purpose}`, length));
-  if (derived.size >= DERIVED_CACHE_SIZE) derived.delete(derived.keys().next().value!);
   derived.set(key, value);
   return value;
 }
