@@ -4,6 +4,7 @@
  *
  *   routes ─▶ services ─▶ store ─▶ domain        http: request plumbing shared by routes
  *                 └──────▶ proofs ─▶ domain      webhooks: signing and delivery, below services
+ *                 └──────▶ outbound ─▶ domain    outbound: the guarded HTTP client (SSRF, limits)
  *
  * Type-only imports count (tsPreCompilationDeps): a layer that names another layer's types
  * depends on it as surely as one that calls it. They do not count for devDependencies, which
@@ -42,6 +43,15 @@ module.exports = {
       to: { path: '^src/(store|services|routes|http)/' },
     },
     {
+      name: 'outbound-only-domain',
+      severity: 'error',
+      comment:
+        'src/outbound is the guarded HTTP client every outgoing fetch goes through (webhooks, issuer ' +
+        'metadata, status lists); it may import Node builtins, npm packages, src/domain and itself.',
+      from: { path: '^src/outbound/' },
+      to: { pathNot: '^src/(outbound|domain)/', dependencyTypesNot: NOT_OURS },
+    },
+    {
       name: 'routes-through-services',
       severity: 'error',
       comment: 'Routes go through src/services for every use case; they never touch src/store.',
@@ -55,7 +65,7 @@ module.exports = {
         'src/store implements repositories over domain types; it knows nothing of the use cases, ' +
         'HTTP, proof formats or webhook delivery above it.',
       from: { path: '^src/store/' },
-      to: { path: '^src/(services|routes|http|proofs|webhooks)/' },
+      to: { path: '^src/(services|routes|http|proofs|webhooks|outbound)/' },
     },
     {
       name: 'services-not-http',

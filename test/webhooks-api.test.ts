@@ -452,7 +452,7 @@ forEachDialect('webhook URL refusal at registration (production policy)', (diale
       h = ready;
       tenant = readyTenant;
     },
-    { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' },
+    { OUTBOUND_ALLOW_PRIVATE_TARGETS: 'false' },
   );
 
   const refusals: Array<[string, string, RegExp]> = [

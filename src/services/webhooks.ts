@@ -17,7 +17,7 @@ import {
   type WebhookEndpoint,
 } from '../store/webhooks.ts';
 import { newSigningSecret } from '../webhooks/secrets.ts';
-import { checkWebhookUrl } from '../webhooks/ssrf.ts';
+import { checkTargetUrl } from '../outbound/ssrf.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
 
@@ -60,7 +60,7 @@ export function checkedEvents(events: string[], param: string): EventType[] {
 
 /** The SSRF guard at registration: a refused URL is a 400 that says why. Returns the normalized URL. */
 export async function checkedUrl(deps: Pick<ServiceDeps, 'config'>, url: string, param: string): Promise<string> {
-  const check = await checkWebhookUrl(url, { allowPrivateTargets: deps.config.webhookAllowPrivateTargets });
+  const check = await checkTargetUrl(url, { allowPrivateTargets: deps.config.outboundAllowPrivateTargets });
   if (!check.ok)
     throw new ApiError('invalid_request', `Webhook URL refused: ${check.message}`, { param, reason: check.reason });
   return check.url.href;
