@@ -93,6 +93,8 @@ export interface Config {
    * redacted automatically; also how long webhook attempts keep their response bodies.
    */
   resultRetentionDays: number;
+  /** How often each periodic job runs (src/jobs/), in seconds. */
+  jobs: JobsConfig;
   /** Issuer trust and revocation (docs/trust.md). */
   trust: TrustConfig;
   openid4vp: Openid4vpConfig;
@@ -118,6 +120,15 @@ export interface RateLimits {
    * for the wallet's calls.
    */
   sessionPerMinute: number;
+}
+
+export interface JobsConfig {
+  /** JOB_SESSION_EXPIRY_SECONDS: expiring sessions past their deadline (default 5). */
+  sessionExpirySeconds: number;
+  /** JOB_EXPIRED_ROWS_PURGE_SECONDS: purging old idempotent responses and spent nonces (default 600). */
+  expiredRowsPurgeSeconds: number;
+  /** JOB_RESULT_RETENTION_SECONDS: applying RESULT_RETENTION_DAYS (default 60). */
+  resultRetentionSeconds: number;
 }
 
 export interface TrustConfig {
@@ -207,6 +218,14 @@ function outboundAllowPrivateTargets(env: Env): boolean {
       `is ${current} but its older name WEBHOOK_ALLOW_PRIVATE_TARGETS is ${alias}; set only OUTBOUND_ALLOW_PRIVATE_TARGETS`,
     );
   return setCurrent ? current : alias;
+}
+
+function jobsConfig(env: Env): JobsConfig {
+  return {
+    sessionExpirySeconds: integer(env, 'JOB_SESSION_EXPIRY_SECONDS', 5, 1, 3600),
+    expiredRowsPurgeSeconds: integer(env, 'JOB_EXPIRED_ROWS_PURGE_SECONDS', 600, 10, 86_400),
+    resultRetentionSeconds: integer(env, 'JOB_RESULT_RETENTION_SECONDS', 60, 10, 86_400),
+  };
 }
 
 function httpUrl(env: Env, name: string, fallback: string): string {
@@ -457,6 +476,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = []): Config 
     },
     trustProxy: trustProxy(env),
     resultRetentionDays: integer(env, 'RESULT_RETENTION_DAYS', DEFAULT_RESULT_RETENTION_DAYS, 1, 3650),
+    jobs: jobsConfig(env),
     trust: trustConfig(env),
     openid4vp: openid4vpConfig(env),
   };

@@ -148,6 +148,35 @@ test('OUTBOUND_ALLOW_PRIVATE_TARGETS, or its older name WEBHOOK_ALLOW_PRIVATE_TA
     );
 });
 
+test('JOB_*_SECONDS: the interval of each periodic job, with a default and bounds', () => {
+  assert.deepEqual(loadConfig({}).jobs, {
+    sessionExpirySeconds: 5,
+    expiredRowsPurgeSeconds: 600,
+    resultRetentionSeconds: 60,
+  });
+  const set = loadConfig({
+    JOB_SESSION_EXPIRY_SECONDS: '2',
+    JOB_EXPIRED_ROWS_PURGE_SECONDS: '3600',
+    JOB_RESULT_RETENTION_SECONDS: '300',
+  });
+  assert.deepEqual(set.jobs, { sessionExpirySeconds: 2, expiredRowsPurgeSeconds: 3600, resultRetentionSeconds: 300 });
+  const bounds: Array<[string, string, string]> = [
+    ['JOB_SESSION_EXPIRY_SECONDS', '0', 'from 1 to 3600'],
+    ['JOB_SESSION_EXPIRY_SECONDS', '3601', 'from 1 to 3600'],
+    ['JOB_EXPIRED_ROWS_PURGE_SECONDS', '9', 'from 10 to 86400'],
+    ['JOB_EXPIRED_ROWS_PURGE_SECONDS', '86401', 'from 10 to 86400'],
+    ['JOB_RESULT_RETENTION_SECONDS', '9', 'from 10 to 86400'],
+    ['JOB_RESULT_RETENTION_SECONDS', 'hourly', 'from 10 to 86400'],
+  ];
+  for (const [name, bad, range] of bounds)
+    assert.throws(
+      () => loadConfig({ [name]: bad }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.message === `Invalid configuration: ${name} must be a whole number ${range} (got "${bad}")`,
+    );
+});
+
 test('X509_ALLOWED_EKUS: document signing by default, names or dotted OIDs, none, and a clear error', () => {
   const documentSigning = '1.3.6.1.5.5.7.3.36';
   assert.deepEqual(loadConfig({}).trust.x509AllowedEkus, ['2.5.29.37.0', documentSigning, '1.0.18013.5.1.2']);
