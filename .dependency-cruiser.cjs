@@ -4,6 +4,8 @@
  *
  *   routes ─▶ services ─▶ store ─▶ domain        http: request plumbing shared by routes
  *                 └──────▶ proofs ─▶ domain      webhooks: signing and delivery, below services
+ *                 └──────▶ outbound ─▶ domain    outbound: the guarded HTTP client (SSRF, limits)
+ *   jobs ─▶ services                             jobs: the periodic jobs and their schedules
  *
  * Type-only imports count (tsPreCompilationDeps): a layer that names another layer's types
  * depends on it as surely as one that calls it. They do not count for devDependencies, which
@@ -42,6 +44,31 @@ module.exports = {
       to: { path: '^src/(store|services|routes|http)/' },
     },
     {
+      name: 'outbound-only-domain',
+      severity: 'error',
+      comment:
+        'src/outbound is the guarded HTTP client every outgoing fetch goes through (webhooks, issuer ' +
+        'metadata, status lists); it may import Node builtins, npm packages, src/domain and itself.',
+      from: { path: '^src/outbound/' },
+      to: { pathNot: '^src/(outbound|domain)/', dependencyTypesNot: NOT_OURS },
+    },
+    {
+      name: 'jobs-through-services',
+      severity: 'error',
+      comment:
+        'src/jobs schedules use cases: a job step calls src/services, never the store, routes or ' +
+        'HTTP plumbing directly, and nothing but the composition root starts jobs.',
+      from: { path: '^src/jobs/' },
+      to: { path: '^src/(store|routes|http|webhooks|proofs|cli|portal)/' },
+    },
+    {
+      name: 'nothing-imports-jobs',
+      severity: 'error',
+      comment: 'Only the composition root (src/main.ts) builds and starts the periodic jobs.',
+      from: { pathNot: '^src/(main\\.ts$|jobs/)' },
+      to: { path: '^src/jobs/' },
+    },
+    {
       name: 'routes-through-services',
       severity: 'error',
       comment: 'Routes go through src/services for every use case; they never touch src/store.',
@@ -55,7 +82,7 @@ module.exports = {
         'src/store implements repositories over domain types; it knows nothing of the use cases, ' +
         'HTTP, proof formats or webhook delivery above it.',
       from: { path: '^src/store/' },
-      to: { path: '^src/(services|routes|http|proofs|webhooks)/' },
+      to: { path: '^src/(services|routes|http|proofs|webhooks|outbound|jobs)/' },
     },
     {
       name: 'services-not-http',
@@ -69,7 +96,7 @@ module.exports = {
       severity: 'error',
       comment: 'Webhook signing and delivery sit below the use cases and know nothing of HTTP routes.',
       from: { path: '^src/webhooks/' },
-      to: { path: '^src/(services|routes|http)/' },
+      to: { path: '^src/(services|routes|http|jobs)/' },
     },
     {
       name: 'outbox-through-unit-of-work',

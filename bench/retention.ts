@@ -48,7 +48,7 @@ const BACKGROUND = Number(values.background);
 const IDEMPOTENCY = Number(values.idempotency);
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 const DAY_MS = 86_400_000;
-const config = loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'silent', RESULT_RETENTION_DAYS: '30' });
+const config = loadConfig({ OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'silent', RESULT_RETENTION_DAYS: '30' });
 
 async function openBenchStore(dialect: 'sqlite' | 'postgres'): Promise<{ store: Store; drop(): Promise<void> }> {
   if (dialect === 'sqlite') {

@@ -89,7 +89,7 @@ const KILLS = Number(values.kills);
 const PHASES = new Set(values.phases.split(',').map((p) => p.trim()));
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const config = loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'silent' });
+const config = loadConfig({ OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'silent' });
 const log = (line: string) => console.log(line);
 
 interface BenchStore {
@@ -428,7 +428,7 @@ interface WorkerProcess {
 function spawnWorker(databaseUrl: string): WorkerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'worker'], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'info' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -37,7 +37,12 @@ export interface Config {
    * its request answers 503, so a server gone silent does not hang requests; 0 turns it off.
    */
   databaseQueryTimeoutMs: number;
-  webhookAllowPrivateTargets: boolean;
+  /**
+   * OUTBOUND_ALLOW_PRIVATE_TARGETS (alias WEBHOOK_ALLOW_PRIVATE_TARGETS): every outgoing fetch
+   * (webhooks, issuer metadata, status lists) may use http:// and reach loopback and private
+   * addresses, never cloud metadata. For local development and tests.
+   */
+  outboundAllowPrivateTargets: boolean;
   /** Seconds between delivery attempts; the last entry is the final retry. */
   webhookRetrySchedule: readonly number[];
   /**
@@ -89,6 +94,8 @@ export interface Config {
    * redacted automatically; also how long webhook attempts keep their response bodies.
    */
   resultRetentionDays: number;
+  /** How often each periodic job runs (src/jobs/), in seconds. */
+  jobs: JobsConfig;
   /** Issuer trust and revocation (docs/trust.md). */
   trust: TrustConfig;
   openid4vp: Openid4vpConfig;
@@ -114,6 +121,15 @@ export interface RateLimits {
    * for the wallet's calls.
    */
   sessionPerMinute: number;
+}
+
+export interface JobsConfig {
+  /** JOB_SESSION_EXPIRY_SECONDS: expiring sessions past their deadline (default 5). */
+  sessionExpirySeconds: number;
+  /** JOB_EXPIRED_ROWS_PURGE_SECONDS: purging old idempotent responses and spent nonces (default 600). */
+  expiredRowsPurgeSeconds: number;
+  /** JOB_RESULT_RETENTION_SECONDS: applying RESULT_RETENTION_DAYS (default 60). */
+  resultRetentionSeconds: number;
 }
 
 export interface TrustConfig {
@@ -185,6 +201,32 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes'].includes(value)) return true;
   if (['false', '0', 'no'].includes(value)) return false;
   throw new ConfigError(name, `must be true or false (got "${raw}")`);
+}
+
+/**
+ * OUTBOUND_ALLOW_PRIVATE_TARGETS, or its older name WEBHOOK_ALLOW_PRIVATE_TARGETS (the guard served
+ * webhooks first). Both set to different values is an error: a security switch must not be
+ * decided by which name wins.
+ */
+function outboundAllowPrivateTargets(env: Env): boolean {
+  const current = boolean(env, 'OUTBOUND_ALLOW_PRIVATE_TARGETS', false);
+  const alias = boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false);
+  const setCurrent = (env.OUTBOUND_ALLOW_PRIVATE_TARGETS ?? '') !== '';
+  const setAlias = (env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? '') !== '';
+  if (setCurrent && setAlias && current !== alias)
+    throw new ConfigError(
+      'OUTBOUND_ALLOW_PRIVATE_TARGETS',
+      `is ${current} but its older name WEBHOOK_ALLOW_PRIVATE_TARGETS is ${alias}; set only OUTBOUND_ALLOW_PRIVATE_TARGETS`,
+    );
+  return setCurrent ? current : alias;
+}
+
+function jobsConfig(env: Env): JobsConfig {
+  return {
+    sessionExpirySeconds: integer(env, 'JOB_SESSION_EXPIRY_SECONDS', 5, 1, 3600),
+    expiredRowsPurgeSeconds: integer(env, 'JOB_EXPIRED_ROWS_PURGE_SECONDS', 600, 10, 86_400),
+    resultRetentionSeconds: integer(env, 'JOB_RESULT_RETENTION_SECONDS', 60, 10, 86_400),
+  };
 }
 
 function httpUrl(env: Env, name: string, fallback: string): string {
@@ -411,7 +453,7 @@ export function loadConfig(baseEnv: Env = process.env, argv: string[] = []): Con
     databaseUrl: databaseUrl(env),
     databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
     databaseQueryTimeoutMs: integer(env, 'DATABASE_QUERY_TIMEOUT_MS', 30_000, 0, 3_600_000),
-    webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    outboundAllowPrivateTargets: outboundAllowPrivateTargets(env),
     webhookRetrySchedule: retrySchedule(env),
     // Renewed by the worker's heartbeat every third of it while a send is in flight, so it need not
     // outlive a send: it is how long a dead worker's deliveries wait. At least 3 s: the heartbeat
@@ -439,6 +481,7 @@ export function loadConfig(baseEnv: Env = process.env, argv: string[] = []): Con
     },
     trustProxy: trustProxy(env),
     resultRetentionDays: integer(env, 'RESULT_RETENTION_DAYS', DEFAULT_RESULT_RETENTION_DAYS, 1, 3650),
+    jobs: jobsConfig(env),
     trust: trustConfig(env),
     openid4vp: openid4vpConfig(env),
   };

@@ -1,5 +1,5 @@
 import type { RejectionReason } from './proofs/types.ts';
-import type { WebhookUrlRefusal } from './webhooks/ssrf.ts';
+import type { TargetUrlRefusal } from './outbound/ssrf.ts';
 /**
  * One error vocabulary: a closed list of codes, each with its HTTP status. Every error response
  * of the API is `{success: false, error: {code, message, param?, requestId}}`.
@@ -28,7 +28,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
  * The closed list of an error's `reason` (the OpenAPI document's ErrorReason, http/schemas.ts):
  * why a presentation was rejected, or why a webhook URL was refused.
  */
-export type ErrorReason = RejectionReason | WebhookUrlRefusal;
+export type ErrorReason = RejectionReason | TargetUrlRefusal;
 
 export class ApiError extends Error {
   readonly code: ErrorCode;

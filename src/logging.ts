@@ -171,12 +171,13 @@ export function createLogger(settings: LoggerSettings, destination?: Destination
 /** Logged once at start: settings that are fine for development and dangerous in production. */
 export function logStartupWarnings(
   log: Pick<Logger, 'warn'>,
-  config: Pick<Config, 'webhookAllowPrivateTargets' | 'role' | 'openid4vp'>,
+  config: Pick<Config, 'outboundAllowPrivateTargets' | 'role' | 'openid4vp'>,
 ): void {
-  if (config.webhookAllowPrivateTargets)
+  if (config.outboundAllowPrivateTargets)
     log.warn(
-      { setting: 'WEBHOOK_ALLOW_PRIVATE_TARGETS' },
-      'WEBHOOK_ALLOW_PRIVATE_TARGETS=true: webhooks may target http:// and private or loopback addresses; ' +
+      { setting: 'OUTBOUND_ALLOW_PRIVATE_TARGETS' },
+      'OUTBOUND_ALLOW_PRIVATE_TARGETS=true (or WEBHOOK_ALLOW_PRIVATE_TARGETS): webhooks, issuer metadata and ' +
+        'status lists may be fetched over http:// and from private or loopback addresses; ' +
         'use this for local development only',
     );
   // Only API processes sign request objects, and only under x509_san_dns (redirect_uri is unsigned).

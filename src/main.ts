@@ -1,15 +1,11 @@
 import { buildApp, buildOperationsApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { systemClock } from './domain/clock.ts';
-import { PeriodicJob } from './jobs/periodic.ts';
+import { buildPeriodicJobs } from './jobs/schedule.ts';
 import { createLogger, logStartupWarnings } from './logging.ts';
 import { parseServerArgs, SERVER_USAGE, ServerArgsError, serverVersion } from './server-args.ts';
 import { seedSandboxIssuers } from './services/trust-registry.ts';
 import { createServiceDeps } from './services/deps.ts';
-import { expireDueSessions } from './services/expiry.ts';
-import { purgeExpiredIdempotencyKeys } from './services/idempotency-purge.ts';
-import { purgeExpiredSpentNonces } from './services/direct-verify.ts';
-import { applyResultRetention } from './services/redaction.ts';
 import { openDatabaseWhenReachable } from './store/startup.ts';
 import { DeliveryWorker } from './webhooks/worker.ts';
 
@@ -79,38 +75,7 @@ async function main(): Promise<void> {
 
   // Background jobs run in the worker role (and in `all`, the single-process default).
   const runsJobs = config.role !== 'api';
-  const onJobError = (job: string) => (err: unknown) => app.log.error({ err, job }, 'background job failed');
-  const jobs = runsJobs
-    ? [
-        new PeriodicJob(
-          'session-expiry',
-          () => expireDueSessions(services),
-          5_000,
-          onJobError('session-expiry'),
-          clock,
-        ),
-        // Rows that only keep a table from growing: idempotent responses past 24 h, and nonces
-        // spent by direct verify past their expiry (whose presentations are stale by then).
-        new PeriodicJob(
-          'expired-rows-purge',
-          async () => ({
-            idempotencyKeys: await purgeExpiredIdempotencyKeys(services),
-            spentNonces: await purgeExpiredSpentNonces(services),
-          }),
-          10 * 60_000,
-          onJobError('expired-rows-purge'),
-          clock,
-        ),
-        // RESULT_RETENTION_DAYS: sessions ended longer ago are redacted, old attempt bodies dropped.
-        new PeriodicJob(
-          'result-retention',
-          () => applyResultRetention(services),
-          60_000,
-          onJobError('result-retention'),
-          clock,
-        ),
-      ]
-    : [];
+  const jobs = runsJobs ? buildPeriodicJobs({ services, clock, config, log: app.log }) : [];
   // API processes only write the outbox; the worker role and `all` deliver webhooks. A commit in
   // this process wakes the worker through services.wakeups, other processes' through NOTIFY.
   const worker = runsJobs

@@ -15,7 +15,7 @@ test('defaults follow README.md (Configuration)', () => {
   assert.equal(config.portalUrl, 'http://localhost:8080');
   assert.equal(config.appScheme, 'matricula');
   assert.equal(config.databaseUrl, 'sqlite:./data/matricula.sqlite');
-  assert.equal(config.webhookAllowPrivateTargets, false);
+  assert.equal(config.outboundAllowPrivateTargets, false);
   assert.deepEqual(config.webhookRetrySchedule, DEFAULT_RETRY_SCHEDULE);
   assert.equal(config.role, 'all');
 });
@@ -26,7 +26,7 @@ test('values are parsed and the role comes from --role', () => {
       PORT: '9000',
       BASE_URL: 'https://verify.example.com/',
       PORTAL_URL: 'https://portal.example.com',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true',
       WEBHOOK_RETRY_SCHEDULE: '1, 2,3',
     },
     ['--role', 'worker'],
@@ -34,7 +34,7 @@ test('values are parsed and the role comes from --role', () => {
   assert.equal(config.port, 9000);
   assert.equal(config.baseUrl, 'https://verify.example.com');
   assert.equal(config.portalUrl, 'https://portal.example.com');
-  assert.equal(config.webhookAllowPrivateTargets, true);
+  assert.equal(config.outboundAllowPrivateTargets, true);
   assert.deepEqual(config.webhookRetrySchedule, [1, 2, 3]);
   assert.equal(config.role, 'worker');
 });
@@ -79,6 +79,7 @@ test('a bad value names its variable', () => {
     [{ APP_SCHEME: 'Bad Scheme' }, /APP_SCHEME/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     [{ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'maybe' }, /WEBHOOK_ALLOW_PRIVATE_TARGETS/],
+    [{ OUTBOUND_ALLOW_PRIVATE_TARGETS: 'maybe' }, /OUTBOUND_ALLOW_PRIVATE_TARGETS/],
     [{ WEBHOOK_RETRY_SCHEDULE: '10,x' }, /WEBHOOK_RETRY_SCHEDULE/],
     [{ WEBHOOK_RETRY_SCHEDULE: '0' }, /WEBHOOK_RETRY_SCHEDULE/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
@@ -149,6 +150,62 @@ test('RESULT_RETENTION_DAYS: 30 by default, a whole number of days from 1 to 365
         err instanceof ConfigError &&
         err.message ===
           `Invalid configuration: RESULT_RETENTION_DAYS must be a whole number from 1 to 3650 (got "${bad}")`,
+    );
+});
+
+test('OUTBOUND_ALLOW_PRIVATE_TARGETS, or its older name WEBHOOK_ALLOW_PRIVATE_TARGETS; both different is an error', () => {
+  assert.equal(loadConfig({ OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true' }).outboundAllowPrivateTargets, true);
+  assert.equal(loadConfig({ OUTBOUND_ALLOW_PRIVATE_TARGETS: 'false' }).outboundAllowPrivateTargets, false);
+  assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).outboundAllowPrivateTargets, true);
+  assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }).outboundAllowPrivateTargets, false);
+  // An empty value is unset, as for every variable: the other name decides.
+  const emptyNew = { OUTBOUND_ALLOW_PRIVATE_TARGETS: '', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+  assert.equal(loadConfig(emptyNew).outboundAllowPrivateTargets, true);
+  const emptyOld = { OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: '' };
+  assert.equal(loadConfig(emptyOld).outboundAllowPrivateTargets, true);
+  // Both set to the same value (in any spelling) is fine.
+  const same = { OUTBOUND_ALLOW_PRIVATE_TARGETS: 'yes', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+  assert.equal(loadConfig(same).outboundAllowPrivateTargets, true);
+  for (const [current, alias] of [
+    ['true', 'false'],
+    ['false', 'true'],
+  ])
+    assert.throws(
+      () => loadConfig({ OUTBOUND_ALLOW_PRIVATE_TARGETS: current, WEBHOOK_ALLOW_PRIVATE_TARGETS: alias }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.message ===
+          `Invalid configuration: OUTBOUND_ALLOW_PRIVATE_TARGETS is ${current} but its older name ` +
+            `WEBHOOK_ALLOW_PRIVATE_TARGETS is ${alias}; set only OUTBOUND_ALLOW_PRIVATE_TARGETS`,
+    );
+});
+
+test('JOB_*_SECONDS: the interval of each periodic job, with a default and bounds', () => {
+  assert.deepEqual(loadConfig({}).jobs, {
+    sessionExpirySeconds: 5,
+    expiredRowsPurgeSeconds: 600,
+    resultRetentionSeconds: 60,
+  });
+  const set = loadConfig({
+    JOB_SESSION_EXPIRY_SECONDS: '2',
+    JOB_EXPIRED_ROWS_PURGE_SECONDS: '3600',
+    JOB_RESULT_RETENTION_SECONDS: '300',
+  });
+  assert.deepEqual(set.jobs, { sessionExpirySeconds: 2, expiredRowsPurgeSeconds: 3600, resultRetentionSeconds: 300 });
+  const bounds: Array<[string, string, string]> = [
+    ['JOB_SESSION_EXPIRY_SECONDS', '0', 'from 1 to 3600'],
+    ['JOB_SESSION_EXPIRY_SECONDS', '3601', 'from 1 to 3600'],
+    ['JOB_EXPIRED_ROWS_PURGE_SECONDS', '9', 'from 10 to 86400'],
+    ['JOB_EXPIRED_ROWS_PURGE_SECONDS', '86401', 'from 10 to 86400'],
+    ['JOB_RESULT_RETENTION_SECONDS', '9', 'from 10 to 86400'],
+    ['JOB_RESULT_RETENTION_SECONDS', 'hourly', 'from 10 to 86400'],
+  ];
+  for (const [name, bad, range] of bounds)
+    assert.throws(
+      () => loadConfig({ [name]: bad }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.message === `Invalid configuration: ${name} must be a whole number ${range} (got "${bad}")`,
     );
 });
 

@@ -112,12 +112,20 @@ describe('redaction', () => {
     return parsed(lines).filter((r) => r.setting === setting);
   };
 
-  test('WEBHOOK_ALLOW_PRIVATE_TARGETS=true is warned about once at start, and only then', () => {
-    const on = warningsAbout('WEBHOOK_ALLOW_PRIVATE_TARGETS', testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }));
-    assert.equal(on.length, 1);
-    assert.equal(on[0].level, 40);
-    assert.match(String(on[0].msg), /WEBHOOK_ALLOW_PRIVATE_TARGETS=true/);
-    const off = warningsAbout('WEBHOOK_ALLOW_PRIVATE_TARGETS', testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }));
+  test('OUTBOUND_ALLOW_PRIVATE_TARGETS=true (or its alias) is warned about once at start, and only then', () => {
+    for (const name of ['OUTBOUND_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS']) {
+      const on = warningsAbout(
+        'OUTBOUND_ALLOW_PRIVATE_TARGETS',
+        testConfig({ OUTBOUND_ALLOW_PRIVATE_TARGETS: '', [name]: 'true' }),
+      );
+      assert.equal(on.length, 1, name);
+      assert.equal(on[0].level, 40);
+      assert.match(String(on[0].msg), /OUTBOUND_ALLOW_PRIVATE_TARGETS=true/);
+    }
+    const off = warningsAbout(
+      'OUTBOUND_ALLOW_PRIVATE_TARGETS',
+      testConfig({ OUTBOUND_ALLOW_PRIVATE_TARGETS: 'false' }),
+    );
     assert.equal(off.length, 0);
   });
 

@@ -6,7 +6,7 @@ import { createVerifiers } from '../src/proofs/formats.ts';
 import { CachingIssuerPublications, MIN_REFRESH_INTERVAL_MS } from '../src/services/issuer-publications.ts';
 import { checkPresentation, type PresentationOutcome } from '../src/services/presentations.ts';
 import { addIssuer, databaseTrustRegistry, refreshIssuerMetadata } from '../src/services/trust-registry.ts';
-import { createGuardedDispatcher } from '../src/webhooks/ssrf.ts';
+import { createGuardedDispatcher } from '../src/outbound/ssrf.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
 import {
   CA_USAGE,
@@ -44,7 +44,7 @@ forEachDialect('issuer trust', (dialect) => {
   let otherRootKey: IssuerKey;
   let otherRoot: Awaited<ReturnType<typeof certificate>>;
   let metaKey: IssuerKey;
-  const deps = () => ({ db: testStore.store.db, clock, config: { webhookAllowPrivateTargets: true } });
+  const deps = () => ({ db: testStore.store.db, clock, config: { outboundAllowPrivateTargets: true } });
 
   before(async () => {
     testStore = await createTestStore(dialect);

@@ -9,7 +9,7 @@ import { CachingIssuerPublications } from '../src/services/issuer-publications.t
 import { PrometheusMetrics } from '../src/services/metrics.ts';
 import { checkPresentation, type PresentationOutcome } from '../src/services/presentations.ts';
 import { addIssuer, databaseTrustRegistry } from '../src/services/trust-registry.ts';
-import { createGuardedDispatcher } from '../src/webhooks/ssrf.ts';
+import { createGuardedDispatcher } from '../src/outbound/ssrf.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
 import { newIssuerKey, presentation, statusListToken, UniversityServer, type IssuerKey } from './support/university.ts';
 

@@ -452,7 +452,7 @@ forEachDialect('webhook URL refusal at registration (production policy)', (diale
       h = ready;
       tenant = readyTenant;
     },
-    { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' },
+    { OUTBOUND_ALLOW_PRIVATE_TARGETS: 'false' },
   );
 
   const refusals: Array<[string, string, RegExp]> = [
@@ -482,7 +482,7 @@ forEachDialect('webhook URL refusal at registration (production policy)', (diale
       assert.match(error.message, message);
       // A receiver on the developer's own machine: the message names the two ways to reach it.
       const local = reason === 'forbidden_address' && !url.startsWith('https://169.254.169.254/');
-      assert.equal(/WEBHOOK_ALLOW_PRIVATE_TARGETS=true/.test(error.message), local, error.message);
+      assert.equal(/OUTBOUND_ALLOW_PRIVATE_TARGETS=true/.test(error.message), local, error.message);
       assert.equal(/`matricula listen --forward-to /.test(error.message), local, error.message);
     });
   }
@@ -500,7 +500,7 @@ forEachDialect('webhook URL refusal at registration (production policy)', (diale
       assert.equal(error.reason, 'insecure_scheme');
       assert.match(
         error.message,
-        /must use https:\/\/\. .*`matricula listen --forward-to .*WEBHOOK_ALLOW_PRIVATE_TARGETS=true/,
+        /must use https:\/\/\. .*`matricula listen --forward-to .*OUTBOUND_ALLOW_PRIVATE_TARGETS=true/,
       );
     }
   });

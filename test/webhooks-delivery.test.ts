@@ -408,7 +408,7 @@ forEachDialect('webhook delivery', (dialect) => {
     // Registered while private targets were allowed; the worker runs under the production policy.
     const endpoint = await createEndpoint(h, tenant, `https://localhost:${receiver.port}/hooks`);
     await emitEvent(h, tenant);
-    const strict = worker({ config: { ...h.config, webhookAllowPrivateTargets: false } });
+    const strict = worker({ config: { ...h.config, outboundAllowPrivateTargets: false } });
     assert.equal((await strict.runOnce()).retrying, 1);
     assert.equal(receiver.requests.length, 0);
     const [attempt] = (await deliveriesOf(endpoint.id))[0].attempts;

@@ -16,7 +16,7 @@ import { TestClock } from '../src/domain/clock.ts';
 import { buildDeliveryHeaders, RESPONSE_BODY_LIMIT_BYTES, sendWebhook } from '../src/webhooks/sender.ts';
 import { signPayload, signStandardWebhook } from '../src/webhooks/signature.ts';
 import { newSigningSecret } from '../src/webhooks/secrets.ts';
-import { createGuardedDispatcher } from '../src/webhooks/ssrf.ts';
+import { createGuardedDispatcher } from '../src/outbound/ssrf.ts';
 import { verifyWebhookSignature } from '../packages/sdk/src/webhooks.ts';
 import { plainNodeProject, type PlainNodeProject } from './support/plain-node.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';

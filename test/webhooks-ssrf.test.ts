@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildDeliveryHeaders, sendWebhook } from '../src/webhooks/sender.ts';
-import { classifyAddress } from '../src/webhooks/address-ranges.ts';
+import { classifyAddress } from '../src/outbound/address-ranges.ts';
 import {
-  checkWebhookUrl,
-  checkWebhookUrlShape,
+  checkTargetUrl,
+  checkTargetUrlShape,
   createGuardedDispatcher,
   type HostResolver,
   type ResolvedAddress,
-} from '../src/webhooks/ssrf.ts';
+} from '../src/outbound/ssrf.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 const PUBLIC_V4 = '93.184.215.14';
@@ -77,7 +77,7 @@ describe('classifyAddress', () => {
   });
 });
 
-describe('checkWebhookUrl (registration)', () => {
+describe('checkTargetUrl (registration)', () => {
   const refusals: Array<[string, string, RegExp]> = [
     ['https://127.0.0.1/hook', 'forbidden_address', /127\.0\.0\.1 is a loopback address/],
     ['https://10.0.0.1/hook', 'forbidden_address', /private network/],
@@ -96,7 +96,7 @@ describe('checkWebhookUrl (registration)', () => {
   ];
   for (const [url, reason, message] of refusals) {
     it(`refuses ${url} (${reason})`, async () => {
-      const outcome = await checkWebhookUrl(url, {
+      const outcome = await checkTargetUrl(url, {
         allowPrivateTargets: false,
         lookup: resolverOf({ 'hooks.example.com': [PUBLIC_V4] }),
       });
@@ -106,7 +106,7 @@ describe('checkWebhookUrl (registration)', () => {
   }
 
   it('refuses a host name that resolves to loopback, and says so', async () => {
-    const outcome = await checkWebhookUrl('https://hooks.attacker.example/x', {
+    const outcome = await checkTargetUrl('https://hooks.attacker.example/x', {
       allowPrivateTargets: false,
       lookup: resolverOf({ 'hooks.attacker.example': ['127.0.0.1'] }),
     });
@@ -119,7 +119,7 @@ describe('checkWebhookUrl (registration)', () => {
   });
 
   it('refuses a host name when any one of its addresses is forbidden', async () => {
-    const outcome = await checkWebhookUrl('https://mixed.example/x', {
+    const outcome = await checkTargetUrl('https://mixed.example/x', {
       allowPrivateTargets: false,
       lookup: resolverOf({ 'mixed.example': [PUBLIC_V4, '2606:4700::1', 'fd00::5'] }),
     });
@@ -128,7 +128,7 @@ describe('checkWebhookUrl (registration)', () => {
   });
 
   it('accepts an https URL on a public host, on any port, and returns it normalized', async () => {
-    const outcome = await checkWebhookUrl('https://Hooks.Example.com:8443/a/../hook?x=1', {
+    const outcome = await checkTargetUrl('https://Hooks.Example.com:8443/a/../hook?x=1', {
       allowPrivateTargets: false,
       lookup: resolverOf({ 'hooks.example.com': [PUBLIC_V4, '2606:4700::1'] }),
     });
@@ -137,18 +137,18 @@ describe('checkWebhookUrl (registration)', () => {
 
   it('with private targets allowed: http and loopback pass, metadata still does not', async () => {
     const open = { allowPrivateTargets: true, lookup: resolverOf({}) };
-    assert.equal((await checkWebhookUrl('http://127.0.0.1:3000/hook', open)).ok, true);
-    assert.equal((await checkWebhookUrl('http://host.docker.internal:3000/hook', open)).ok, true);
-    const metadata = await checkWebhookUrl('http://169.254.169.254/', open);
+    assert.equal((await checkTargetUrl('http://127.0.0.1:3000/hook', open)).ok, true);
+    assert.equal((await checkTargetUrl('http://host.docker.internal:3000/hook', open)).ok, true);
+    const metadata = await checkTargetUrl('http://169.254.169.254/', open);
     assert.equal(metadata.ok ? null : metadata.reason, 'forbidden_address');
-    assert.equal((await checkWebhookUrl('http://u:p@127.0.0.1/', open)).ok, false);
+    assert.equal((await checkTargetUrl('http://u:p@127.0.0.1/', open)).ok, false);
   });
 
-  it('checkWebhookUrlShape never resolves names', () => {
+  it('checkTargetUrlShape never resolves names', () => {
     const lookup = resolverOf({});
-    assert.equal(checkWebhookUrlShape('https://anything.example/x', { allowPrivateTargets: false }).ok, true);
+    assert.equal(checkTargetUrlShape('https://anything.example/x', { allowPrivateTargets: false }).ok, true);
     assert.equal(lookup.calls.length, 0);
-    assert.equal(checkWebhookUrlShape('https://10.1.2.3/x', closedPolicy).ok, false);
+    assert.equal(checkTargetUrlShape('https://10.1.2.3/x', closedPolicy).ok, false);
   });
 });
 
@@ -210,7 +210,7 @@ describe('createGuardedDispatcher (delivery)', () => {
     let answers = 0;
     const rebinding: HostResolver = async () => [{ address: answers++ === 0 ? PUBLIC_V4 : '127.0.0.1', family: 4 }];
     const url = `https://rebind.example:${receiver.port}/hooks`;
-    const registration = await checkWebhookUrl(url, { allowPrivateTargets: false, lookup: rebinding });
+    const registration = await checkTargetUrl(url, { allowPrivateTargets: false, lookup: rebinding });
     assert.equal(registration.ok, true);
     const before = receiver.requests.length;
     const delivery = await sendWith({ allowPrivateTargets: false, lookup: rebinding }, url);

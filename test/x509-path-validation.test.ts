@@ -19,7 +19,7 @@ import { CachingIssuerPublications } from '../src/services/issuer-publications.t
 import { loadRequestSigner } from '../src/services/openid4vp/signer.ts';
 import { checkPresentation, type PresentationOutcome } from '../src/services/presentations.ts';
 import { addIssuer, databaseTrustRegistry } from '../src/services/trust-registry.ts';
-import { createGuardedDispatcher } from '../src/webhooks/ssrf.ts';
+import { createGuardedDispatcher } from '../src/outbound/ssrf.ts';
 import { createTestStore, forEachDialect, testConfig, type TestStore } from './support/harness.ts';
 import { newIssuerKey, presentation, statusListToken, UniversityServer, type IssuerKey } from './support/university.ts';
 
@@ -637,7 +637,7 @@ forEachDialect('X.509 path validation (credentials)', (dialect) => {
     federation = await cert({ name: 'Federation Root', key: await ecKey(), ca: true });
     subA = await subCa(federation, { name: 'University A CA', permitted: { dns: [UNI_A], uri: [UNI_A] } });
     subB = await subCa(federation, { name: 'University B CA', permitted: { dns: [UNI_B], uri: [UNI_B] } });
-    const deps = { db: testStore.store.db, clock, config: { webhookAllowPrivateTargets: true } };
+    const deps = { db: testStore.store.db, clock, config: { outboundAllowPrivateTargets: true } };
     for (const [name, domain] of [
       ['University A', UNI_A],
       ['University B', UNI_B],

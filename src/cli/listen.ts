@@ -1,6 +1,6 @@
 import { EVENT_TYPES, isEventType, type EventEnvelope, type EventType } from '../domain/events.ts';
 import { newSigningSecret } from '../webhooks/secrets.ts';
-import { checkWebhookUrlShape, createGuardedDispatcher } from '../webhooks/ssrf.ts';
+import { checkTargetUrlShape, createGuardedDispatcher } from '../outbound/ssrf.ts';
 import { API_OPTIONS, API_OPTIONS_HELP, apiSettings, createApiClient } from './api-client.ts';
 import { printJson, requireOption, UsageError, type CliContext, type Command } from './command.ts';
 import { EventFollower, forwardEvent, PollLoop } from './event-follower.ts';
@@ -108,7 +108,7 @@ export const listen: Command = {
   options: { ...FOLLOW_OPTIONS, 'forward-to': { type: 'string' } },
   async run(values, _positionals, ctx) {
     const url = requireOption(values, 'forward-to');
-    const shape = checkWebhookUrlShape(url, { allowPrivateTargets: true });
+    const shape = checkTargetUrlShape(url, { allowPrivateTargets: true });
     if (!shape.ok) throw new UsageError(`--forward-to: ${shape.message}`);
     const { follower, dispatcher, baseUrl } = followerFor(values, ctx);
     const secret = newSigningSecret();

@@ -2,7 +2,7 @@ import { Type, type SchemaOptions, type Static, type TSchema, type TUnsafe } fro
 import { ERROR_STATUS, type ErrorCode, type ErrorReason } from '../errors.ts';
 import { ENVIRONMENTS } from '../domain/environment.ts';
 import { REJECTION_REASONS } from '../proofs/types.ts';
-import { WEBHOOK_URL_REFUSALS } from '../webhooks/ssrf.ts';
+import { TARGET_URL_REFUSALS } from '../outbound/ssrf.ts';
 import { MULTILINE } from './text-guard.ts';
 
 /** Schemas shared by every route: the envelopes, the error body, pagination. */
@@ -34,7 +34,7 @@ export const ErrorCodeSchema = StringEnum(Object.keys(ERROR_STATUS) as ErrorCode
  * and why a webhook URL was refused (`invalid_request` on `url`). ApiError's `reason` has the same
  * type (errors.ts), so the compiler keeps the two together.
  */
-export const ERROR_REASONS: ErrorReason[] = [...new Set([...REJECTION_REASONS, ...WEBHOOK_URL_REFUSALS])];
+export const ERROR_REASONS: ErrorReason[] = [...new Set([...REJECTION_REASONS, ...TARGET_URL_REFUSALS])];
 
 export const ErrorReasonSchema = StringEnum(ERROR_REASONS, {
   $id: 'ErrorReason',

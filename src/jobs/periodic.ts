@@ -14,7 +14,7 @@ export class PeriodicJob {
   constructor(
     readonly name: string,
     private readonly step: () => Promise<unknown>,
-    private readonly intervalMs: number,
+    readonly intervalMs: number,
     private readonly onError: (err: unknown) => void,
     private readonly clock: Clock = systemClock,
   ) {}
@@ -24,6 +24,17 @@ export class PeriodicJob {
       this.#running = undefined;
     });
     return this.#running;
+  }
+
+  /**
+   * Resolves once no step is in flight (at once if none is), whatever its outcome: how a test that
+   * moved the clock waits for the step the timer started, without starting one itself.
+   */
+  whenIdle(): Promise<void> {
+    return (this.#running ?? Promise.resolve()).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   start(): void {

@@ -14,7 +14,7 @@ import type { MetricsRecorder } from '../domain/metrics.ts';
 import { databaseTrustRegistry } from './trust-registry.ts';
 import { CachingIssuerPublications } from './issuer-publications.ts';
 import { localSandboxStatusLists, sandboxStatusListUri } from './sandbox-status-lists.ts';
-import { createGuardedDispatcher } from '../webhooks/ssrf.ts';
+import { createGuardedDispatcher } from '../outbound/ssrf.ts';
 import { createUnitOfWork, type UnitOfWork } from './unit-of-work.ts';
 import { configureOpenid4vpLibraries } from './openid4vp/library-config.ts';
 import { loadRequestSigner, type RequestSigner } from './openid4vp/signer.ts';
@@ -60,8 +60,8 @@ export function createIssuerPublications(input: {
   const { trust } = input.config;
   return new CachingIssuerPublications({
     clock: input.clock,
-    dispatcher: createGuardedDispatcher({ allowPrivateTargets: input.config.webhookAllowPrivateTargets }),
-    allowPrivateTargets: input.config.webhookAllowPrivateTargets,
+    dispatcher: createGuardedDispatcher({ allowPrivateTargets: input.config.outboundAllowPrivateTargets }),
+    allowPrivateTargets: input.config.outboundAllowPrivateTargets,
     timeoutMs: trust.fetchTimeoutMs,
     maxBytes: trust.fetchMaxBytes,
     metadataCacheMinSeconds: trust.metadataCacheMinSeconds,

@@ -4,7 +4,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Fetched, IssuerPublications, StatusListPolicy } from '../domain/credentials.ts';
 import { decodeJwt } from '../proofs/sd-jwt-vc/compact.ts';
 import type { IssuerFetchKind, MetricsRecorder } from '../domain/metrics.ts';
-import { fetchPublished, type FetchedDocument, type FetchPolicy } from './issuer-fetch.ts';
+import { fetchPublished, type FetchedDocument, type FetchPolicy } from '../outbound/fetch.ts';
 
 /**
  * What issuers publish, fetched and cached (docs/trust.md):

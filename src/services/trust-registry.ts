@@ -24,7 +24,7 @@ import {
   type StoredIssuer,
 } from '../store/issuers.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
-import { checkWebhookUrlShape } from '../webhooks/ssrf.ts';
+import { checkTargetUrlShape } from '../outbound/ssrf.ts';
 
 /** Told once per stored key the registry refuses to trust (the default writes a process warning). */
 export type RegistryWarning = (message: string) => void;
@@ -99,7 +99,7 @@ export type AddIssuerOutcome =
 
 /** Adds a university to the trust registry (CLI `issuers add`, admin API); its credentials verify at once. */
 export async function addIssuer(
-  deps: { db: Db; clock: Clock; config?: { webhookAllowPrivateTargets: boolean } },
+  deps: { db: Db; clock: Clock; config?: { outboundAllowPrivateTargets: boolean } },
   input: unknown,
 ): Promise<AddIssuerOutcome> {
   const checked = validateIssuerInput(input);
@@ -107,8 +107,8 @@ export async function addIssuer(
   const metadataIssuer = checked.issuer.metadataIssuer;
   if (metadataIssuer !== undefined) {
     // The metadata will be fetched through the SSRF guard; say now if it would refuse the URL.
-    const shape = checkWebhookUrlShape(metadataIssuer, {
-      allowPrivateTargets: deps.config?.webhookAllowPrivateTargets ?? false,
+    const shape = checkTargetUrlShape(metadataIssuer, {
+      allowPrivateTargets: deps.config?.outboundAllowPrivateTargets ?? false,
     });
     if (!shape.ok) return { ok: false, kind: 'invalid', problems: [`metadataIssuer: ${shape.message}`] };
   }

@@ -17,7 +17,7 @@ import {
   type WebhookEndpoint,
 } from '../store/webhooks.ts';
 import { newSigningSecret } from '../webhooks/secrets.ts';
-import { checkWebhookUrl } from '../webhooks/ssrf.ts';
+import { checkTargetUrl } from '../outbound/ssrf.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
 
@@ -65,14 +65,14 @@ export function checkedEvents(events: string[], param: string): EventType[] {
 export const LOCAL_RECEIVER_HINT =
   'To receive webhooks on your own machine, run `matricula listen --forward-to ' +
   "http://localhost:3000/hooks` (it forwards this service's events, signed), or start the service with " +
-  'WEBHOOK_ALLOW_PRIVATE_TARGETS=true (development only).';
+  'OUTBOUND_ALLOW_PRIVATE_TARGETS=true (development only; WEBHOOK_ALLOW_PRIVATE_TARGETS is the older name).';
 
 /** The SSRF guard at registration: a refused URL is a 400 that says why. Returns the normalized URL. */
 export async function checkedUrl(deps: Pick<ServiceDeps, 'config'>, url: string, param: string): Promise<string> {
-  const check = await checkWebhookUrl(url, { allowPrivateTargets: deps.config.webhookAllowPrivateTargets });
+  const check = await checkTargetUrl(url, { allowPrivateTargets: deps.config.outboundAllowPrivateTargets });
   if (!check.ok) {
     const hint =
-      !deps.config.webhookAllowPrivateTargets && (await isLocalReceiver(url)) ? ` ${LOCAL_RECEIVER_HINT}` : '';
+      !deps.config.outboundAllowPrivateTargets && (await isLocalReceiver(url)) ? ` ${LOCAL_RECEIVER_HINT}` : '';
     throw new ApiError('invalid_request', `Webhook URL refused: ${check.message}${hint}`, {
       param,
       reason: check.reason,
@@ -86,10 +86,10 @@ export async function checkedUrl(deps: Pick<ServiceDeps, 'config'>, url: string,
  * never is), and refused over https:// too for its address (loopback, private, link-local).
  */
 async function isLocalReceiver(url: string): Promise<boolean> {
-  if (!(await checkWebhookUrl(url, { allowPrivateTargets: true })).ok) return false;
+  if (!(await checkTargetUrl(url, { allowPrivateTargets: true })).ok) return false;
   const https = new URL(url);
   https.protocol = 'https:';
-  const strict = await checkWebhookUrl(https.href, { allowPrivateTargets: false });
+  const strict = await checkTargetUrl(https.href, { allowPrivateTargets: false });
   return !strict.ok && strict.reason === 'forbidden_address';
 }
 

@@ -121,7 +121,7 @@ function classifyNetworkError(err: unknown): readonly [SendFailure, string] {
   const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
   const code = e?.code ?? e?.cause?.code ?? '';
   const message = e?.message ?? String(err);
-  if (code === 'ERR_WEBHOOK_TARGET_REFUSED') return ['ssrf_refused', message];
+  if (code === 'ERR_OUTBOUND_TARGET_REFUSED') return ['ssrf_refused', message];
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return ['timeout', `Could not connect in time: ${message}`];
   if (DNS_CODES.has(code)) return ['dns_failed', message];
   if (TLS_CODES.test(code)) return ['tls_failed', `${code}: ${message}`];

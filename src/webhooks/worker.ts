@@ -14,7 +14,7 @@ import { afterAttempt, envelopeBody, signingSecrets } from './delivery-policy.ts
 import { LeaseKeeper } from './leases.ts';
 import { buildDeliveryHeaders, sendWebhook, type SendResult } from './sender.ts';
 import { signPayload, signStandardWebhook, unixSeconds } from './signature.ts';
-import { checkWebhookUrlShape, createGuardedDispatcher } from './ssrf.ts';
+import { checkTargetUrlShape, createGuardedDispatcher } from '../outbound/ssrf.ts';
 import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } from './wake.ts';
 
 /**
@@ -61,7 +61,7 @@ export interface DeliveryWorkerOptions {
   clock: Clock;
   /** This process's wake-ups (ServiceDeps.wakeups): a commit that enqueued deliveries wakes the worker. */
   wakeups?: DeliveryWakeups;
-  config: Pick<Config, 'webhookRetrySchedule' | 'webhookAllowPrivateTargets' | 'webhookLeaseSeconds'>;
+  config: Pick<Config, 'webhookRetrySchedule' | 'outboundAllowPrivateTargets' | 'webhookLeaseSeconds'>;
   /** Jitter source in [0, 1); Math.random by default. */
   random?: () => number;
   /** Defaults to an SSRF-guarded dispatcher under the configured policy (closed on stop). */
@@ -150,7 +150,8 @@ export class DeliveryWorker {
     this.workerId = options.workerId ?? `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
-      options.dispatcher ?? createGuardedDispatcher({ allowPrivateTargets: options.config.webhookAllowPrivateTargets });
+      options.dispatcher ??
+      createGuardedDispatcher({ allowPrivateTargets: options.config.outboundAllowPrivateTargets });
     this.#log = options.log ?? silent;
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.#policy = claimPolicy({
@@ -485,8 +486,8 @@ export class DeliveryWorker {
     const { endpoint, event } = delivery;
     // The policy may have tightened since registration: the cheap checks run before every send,
     // the address checks inside the dispatcher at connect time.
-    const shape = checkWebhookUrlShape(endpoint.url, {
-      allowPrivateTargets: this.#options.config.webhookAllowPrivateTargets,
+    const shape = checkTargetUrlShape(endpoint.url, {
+      allowPrivateTargets: this.#options.config.outboundAllowPrivateTargets,
     });
     if (!shape.ok) {
       return Promise.resolve({

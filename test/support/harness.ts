@@ -104,7 +104,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig({
     BASE_URL: 'http://matricula.test',
     LOG_LEVEL: 'silent',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true',
     BODY_LIMIT_BYTES: '65536',
     // Suites send hundreds of requests from one address within one minute of the test clock; the
     // limits are tested where a suite sets them (test/rate-limits.test.ts).

@@ -97,7 +97,7 @@ export const REFERENCES = [
 type Reference = (typeof REFERENCES)[number];
 const isKnownReference = (name: string): name is Reference => (REFERENCES as readonly string[]).includes(name);
 
-/** A webhook target the test configuration accepts (WEBHOOK_ALLOW_PRIVATE_TARGETS); nothing is sent to it. */
+/** A webhook target the test configuration accepts (OUTBOUND_ALLOW_PRIVATE_TARGETS); nothing is sent to it. */
 export const WEBHOOK_URL = 'http://127.0.0.1:9/security-suite';
 
 /** Values of body and query fields the schema alone cannot make valid. */

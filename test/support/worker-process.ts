@@ -37,7 +37,7 @@ export function spawnService(
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true',
       LOG_LEVEL: 'info',
       PORT: '0',
       ...env,

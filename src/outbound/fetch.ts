@@ -1,10 +1,10 @@
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../domain/clock.ts';
 import type { Fetched } from '../domain/credentials.ts';
-import { checkWebhookUrlShape } from '../webhooks/ssrf.ts';
+import { checkTargetUrlShape } from './ssrf.ts';
 
 /**
- * One GET of something an issuer publishes, through the webhook SSRF guard (public addresses only
+ * One GET of something an issuer publishes, through the SSRF guard of ssrf.ts (public addresses only
  * unless the private-targets flag is set; the address checked is the one connected to), with a
  * timeout on the service clock and a size limit past which the connection is dropped. Redirects
  * are not followed: the guard never saw where they lead. Never throws.
@@ -54,7 +54,7 @@ export async function fetchPublished(
   accept: string,
   policy: FetchPolicy,
 ): Promise<Fetched<FetchedDocument>> {
-  const shape = checkWebhookUrlShape(url, { allowPrivateTargets: policy.allowPrivateTargets });
+  const shape = checkTargetUrlShape(url, { allowPrivateTargets: policy.allowPrivateTargets });
   if (!shape.ok) return { ok: false, message: `${url} is refused: ${shape.message}` };
   const controller = new AbortController();
   const timer = policy.clock.setTimeout(() => controller.abort(new FetchTimeout()), policy.timeoutMs);

@@ -1,13 +1,13 @@
 import { isIP } from 'node:net';
 
 /**
- * The classes of IP addresses a webhook may or may not target (docs/webhooks.md): parsing and
+ * The classes of IP addresses an outgoing request may or may not target (docs/security.md): parsing and
  * classification only, no I/O; the guard that resolves names and connects is in ssrf.ts. Own code
  * rather than net.BlockList because we need the class of an address (for the message) and must
  * look inside IPv6 forms that embed an IPv4 address.
  */
 
-/** The class of an IP address; only `public` is a webhook target by default. */
+/** The class of an IP address; only `public` is a target by default. */
 export type AddressCategory =
   | 'public'
   | 'unspecified'

@@ -4,19 +4,20 @@ import { Agent, buildConnector } from 'undici';
 import { classifyAddress, isAllowedTarget, literalIp } from './address-ranges.ts';
 
 /**
- * The SSRF guard for webhook targets (docs/webhooks.md). A webhook URL is chosen by a customer and called
- * from inside our network, so it must never reach loopback, private, link-local or cloud metadata
+ * The SSRF guard for every outgoing request (docs/security.md): webhook deliveries, issuer
+ * metadata, JWKS and status lists. Such a URL is chosen by a customer or an issuer and called from
+ * inside our network, so it must never reach loopback, private, link-local or cloud metadata
  * addresses. Two checks, both needed:
  *
- * - at registration, {@link checkWebhookUrl} resolves the host and refuses the URL if any address
- *   is forbidden, so the customer learns at once why;
- * - at delivery, {@link createGuardedDispatcher} resolves again, refuses, and connects to exactly the
- *   address it checked, so a name that resolved to a public address at registration and to
- *   127.0.0.1 now (DNS rebinding) is still refused.
+ * - up front (a webhook's registration), {@link checkTargetUrl} resolves the host and refuses the
+ *   URL if any address is forbidden, so the customer learns at once why;
+ * - at each request, {@link createGuardedDispatcher} resolves again, refuses, and connects to exactly
+ *   the address it checked, so a name that resolved to a public address earlier and to 127.0.0.1
+ *   now (DNS rebinding) is still refused.
  *
- * `allowPrivateTargets` (WEBHOOK_ALLOW_PRIVATE_TARGETS, for local development and tests) allows
- * `http://` and every address class except cloud metadata, which is never a webhook receiver. The
- * address classes themselves are in address-ranges.ts.
+ * `allowPrivateTargets` (OUTBOUND_ALLOW_PRIVATE_TARGETS, alias WEBHOOK_ALLOW_PRIVATE_TARGETS; for
+ * local development and tests) allows `http://` and every address class except cloud metadata,
+ * which is never a legitimate target. The address classes themselves are in address-ranges.ts.
  */
 
 /** A resolved address, as `dns.lookup(name, {all: true})` returns them. */
@@ -38,13 +39,13 @@ export const systemResolver: HostResolver = (hostname) =>
   });
 
 export interface TargetPolicy {
-  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: allow http:// and non-public addresses (never metadata). */
+  /** OUTBOUND_ALLOW_PRIVATE_TARGETS: allow http:// and non-public addresses (never metadata). */
   allowPrivateTargets: boolean;
   /** Defaults to {@link systemResolver}. */
   lookup?: HostResolver;
 }
 
-export const WEBHOOK_URL_REFUSALS = [
+export const TARGET_URL_REFUSALS = [
   'invalid_url',
   'unsupported_scheme',
   'insecure_scheme',
@@ -52,11 +53,11 @@ export const WEBHOOK_URL_REFUSALS = [
   'forbidden_address',
   'unresolvable_host',
 ] as const;
-export type WebhookUrlRefusal = (typeof WEBHOOK_URL_REFUSALS)[number];
+export type TargetUrlRefusal = (typeof TARGET_URL_REFUSALS)[number];
 
 /** The outcome of a URL check: the normalized URL, or why it is refused (a value, not a throw). */
-export type WebhookUrlCheck = { ok: true; url: URL } | WebhookUrlRefused;
-export type WebhookUrlRefused = { ok: false; reason: WebhookUrlRefusal; message: string };
+export type TargetUrlCheck = { ok: true; url: URL } | TargetUrlRefused;
+export type TargetUrlRefused = { ok: false; reason: TargetUrlRefusal; message: string };
 
 const MAX_URL_LENGTH = 2048;
 
@@ -65,10 +66,7 @@ const MAX_URL_LENGTH = 2048;
  * host. The delivery worker can re-run it before each send at no cost (the policy may have changed
  * since registration).
  */
-export function checkWebhookUrlShape(
-  input: string,
-  policy: Pick<TargetPolicy, 'allowPrivateTargets'>,
-): WebhookUrlCheck {
+export function checkTargetUrlShape(input: string, policy: Pick<TargetPolicy, 'allowPrivateTargets'>): TargetUrlCheck {
   if (input.length > MAX_URL_LENGTH)
     return refuse('invalid_url', `The URL is longer than ${MAX_URL_LENGTH} characters.`);
   let url: URL;
@@ -99,12 +97,12 @@ export function checkWebhookUrlShape(
 }
 
 /**
- * Registration-time check of a webhook URL: {@link checkWebhookUrlShape}, then, for a host name,
+ * Registration-time check of a webhook URL: {@link checkTargetUrlShape}, then, for a host name,
  * resolution and a check of every address it resolves to. One forbidden address refuses the URL,
  * since the connection could be made to any of them.
  */
-export async function checkWebhookUrl(input: string, policy: TargetPolicy): Promise<WebhookUrlCheck> {
-  const shape = checkWebhookUrlShape(input, policy);
+export async function checkTargetUrl(input: string, policy: TargetPolicy): Promise<TargetUrlCheck> {
+  const shape = checkTargetUrlShape(input, policy);
   if (!shape.ok || literalIp(shape.url.hostname) !== null) return shape;
   // With private targets allowed only metadata is forbidden, and names for it are resolved and
   // refused at connect time by the dispatcher; development host names need not resolve here.
@@ -126,12 +124,12 @@ export async function checkWebhookUrl(input: string, policy: TargetPolicy): Prom
   return refusal ?? shape;
 }
 
-/** Thrown inside the connector when a target is refused; the sender turns it into `ssrf_refused`. */
-export class WebhookTargetRefusedError extends Error {
-  readonly code = 'ERR_WEBHOOK_TARGET_REFUSED';
+/** Thrown inside the connector when a target is refused; the webhook sender records it as `ssrf_refused`. */
+export class OutboundTargetRefusedError extends Error {
+  readonly code = 'ERR_OUTBOUND_TARGET_REFUSED';
   constructor(message: string) {
     super(message);
-    this.name = 'WebhookTargetRefusedError';
+    this.name = 'OutboundTargetRefusedError';
   }
 }
 
@@ -141,10 +139,10 @@ export interface GuardedDispatcherOptions extends TargetPolicy {
 }
 
 /**
- * An undici dispatcher for webhook deliveries that refuses forbidden targets at connect time and
+ * An undici dispatcher for outgoing requests that refuses forbidden targets at connect time and
  * connects to the very address it checked (net.connect uses our lookup's answer, it does not
  * resolve again). Literal IP hosts, which net.connect never looks up, are checked before
- * connecting. Refusals fail the request with a {@link WebhookTargetRefusedError}.
+ * connecting. Refusals fail the request with a {@link OutboundTargetRefusedError}.
  */
 export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agent {
   const resolver = options.lookup ?? systemResolver;
@@ -155,7 +153,7 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
     if (literal !== null) {
       const refusal = refusalFor(literal, [literal], options.allowPrivateTargets);
       if (refusal) {
-        callback(new WebhookTargetRefusedError(refusal.message), null);
+        callback(new OutboundTargetRefusedError(refusal.message), null);
         return;
       }
     }
@@ -183,7 +181,7 @@ function guardedLookup(resolver: HostResolver, allowPrivateTargets: boolean): Lo
           allowPrivateTargets,
         );
         if (refusal) {
-          callback(new WebhookTargetRefusedError(refusal.message), '', 0);
+          callback(new OutboundTargetRefusedError(refusal.message), '', 0);
           return;
         }
         if (options.all) callback(null, addresses as LookupAddress[]);
@@ -195,7 +193,7 @@ function guardedLookup(resolver: HostResolver, allowPrivateTargets: boolean): Lo
 }
 
 /** The refusal for the first forbidden address among `addresses` of `host`, if any. */
-function refusalFor(host: string, addresses: string[], allowPrivateTargets: boolean): WebhookUrlRefused | null {
+function refusalFor(host: string, addresses: string[], allowPrivateTargets: boolean): TargetUrlRefused | null {
   for (const address of addresses) {
     const classification = classifyAddress(address);
     if (classification === null) {
@@ -212,6 +210,6 @@ function refusalFor(host: string, addresses: string[], allowPrivateTargets: bool
   return null;
 }
 
-function refuse(reason: WebhookUrlRefusal, message: string): WebhookUrlRefused {
+function refuse(reason: TargetUrlRefusal, message: string): TargetUrlRefused {
   return { ok: false, reason, message };
 }

@@ -1,0 +1,45 @@
+import type { Config } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { purgeExpiredSpentNonces } from '../services/direct-verify.ts';
+import { expireDueSessions } from '../services/expiry.ts';
+import { purgeExpiredIdempotencyKeys } from '../services/idempotency-purge.ts';
+import { applyResultRetention } from '../services/redaction.ts';
+import { PeriodicJob } from './periodic.ts';
+
+/** Where a failed step is reported; the job retries at its next tick either way. */
+export interface JobLog {
+  error(fields: { err: unknown; job: string }, message: string): void;
+}
+
+/**
+ * The service's periodic jobs, each with its own schedule (JOB_*_SECONDS, config.jobs), not yet
+ * started. The composition root starts them in the worker role (and in `all`); a test steps them
+ * with `runOnce()` or moves the TestClock.
+ */
+export function buildPeriodicJobs(input: {
+  services: ServiceDeps;
+  clock: Clock;
+  config: Pick<Config, 'jobs'>;
+  log: JobLog;
+}): PeriodicJob[] {
+  const { services, clock, log } = input;
+  const intervals = input.config.jobs;
+  const job = (name: string, step: () => Promise<unknown>, seconds: number) =>
+    new PeriodicJob(name, step, seconds * 1000, (err) => log.error({ err, job: name }, 'background job failed'), clock);
+  return [
+    job('session-expiry', () => expireDueSessions(services), intervals.sessionExpirySeconds),
+    // Rows that only keep a table from growing: idempotent responses past 24 h, and nonces spent
+    // by direct verify past their expiry (whose presentations are stale by then).
+    job(
+      'expired-rows-purge',
+      async () => ({
+        idempotencyKeys: await purgeExpiredIdempotencyKeys(services),
+        spentNonces: await purgeExpiredSpentNonces(services),
+      }),
+      intervals.expiredRowsPurgeSeconds,
+    ),
+    // RESULT_RETENTION_DAYS: sessions ended longer ago are redacted, old attempt bodies dropped.
+    job('result-retention', () => applyResultRetention(services), intervals.resultRetentionSeconds),
+  ];
+}
