@@ -1,6 +1,6 @@
 /**
  * What a delivery worker may claim next: the policy of its claims, apart from the SQL that makes
- * them (store/webhook-deliveries.ts claimDueDeliveries) and from the loop that calls it
+ * them (store/webhook-deliveries/claim.ts claimDueDeliveries) and from the loop that calls it
  * (webhooks/worker.ts). A pure function of the worker's load, tested without a database.
  *
  * The claim itself ranks each endpoint's oldest due deliveries round-robin, across organizations

@@ -7,7 +7,7 @@ import { claimPolicy, planClaim, type ClaimPolicy } from '../domain/claim-plan.t
 import { newId } from '../domain/ids.ts';
 import { noMetrics, type MetricsRecorder } from '../domain/metrics.ts';
 import type { Store } from '../store/db.ts';
-import { claimDueDeliveries, type ClaimedDelivery } from '../store/webhook-deliveries.ts';
+import { claimDueDeliveries, type ClaimedDelivery } from '../store/webhook-deliveries/claim.ts';
 import { AttemptRecorder } from './attempt-recorder.ts';
 import { afterAttempt, envelopeBody, signingSecrets } from './delivery-policy.ts';
 import { LeaseKeeper } from './leases.ts';
