@@ -80,6 +80,20 @@ const small = claimPolicy({ maxInFlight: 16, maxPerEndpoint: 4 }); // reserve 2,
 const POLL = 1_000;
 const times = (id: string, n: number) => Array.from({ length: n }, () => id);
 
+/** The loop's claim at `at` that takes `endpointIds`, and what the planner makes of it. */
+function loopClaim(planner: ClaimPlanner, at: number, endpointIds: string[]) {
+  const ticket = planner.nextLoopClaim(at)!;
+  const result = planner.claimed(ticket, endpointIds);
+  return { ticket, result, next: planner.settle(ticket, result, at, POLL) };
+}
+
+/** whk_a, at its cap of 4, is down to half of it (which wakes the loop) and claimed up to 4 again at `at`. */
+function refillA(planner: ClaimPlanner, at: number) {
+  planner.release('whk_a', true);
+  const woke = planner.release('whk_a', true);
+  return { woke, ...loopClaim(planner, at, times('whk_a', 2)) };
+}
+
 test('a claim that caps an endpoint: wake-ups naming only it are skipped until half its sends are done', () => {
   const planner = new ClaimPlanner(small);
   const first = planner.nextLoopClaim(0)!;
@@ -111,42 +125,30 @@ test('a stopping worker is not woken by released slots', () => {
 
 test('after a look past a capped endpoint found nothing else, capping it again waits out the poll interval', () => {
   const planner = new ClaimPlanner(small);
-  const capping = planner.nextLoopClaim(0)!;
-  planner.settle(capping, planner.claimed(capping, times('whk_a', 4)), 0, POLL);
+  loopClaim(planner, 0, times('whk_a', 4));
   // With whk_a at its cap, a claim takes one delivery elsewhere: nothing else was due.
   const past = planner.nextLoopClaim(100)!;
   assert.equal(past.plan.allowances.get('whk_a'), 0);
   const pastResult = planner.claimed(past, ['whk_b']);
   assert.deepEqual(planner.settle(past, pastResult, 100, POLL), { more: false, waitMs: POLL });
   // whk_a refills and is capped again 200 ms later: no second look past it before the interval ends.
-  planner.release('whk_a', true);
-  assert.equal(planner.release('whk_a', true), true);
-  const refill = planner.nextLoopClaim(300)!;
-  const refillResult = planner.claimed(refill, times('whk_a', 2));
-  assert.equal(refillResult.capped, true);
-  assert.deepEqual(planner.settle(refill, refillResult, 300, POLL), { more: false, waitMs: 800 });
+  const refill = refillA(planner, 300);
+  assert.equal(refill.woke, true);
+  assert.equal(refill.result.capped, true);
+  assert.deepEqual(refill.next, { more: false, waitMs: 800 });
   // A wake-up (new deliveries elsewhere) makes the look due again.
   assert.equal(planner.wake(new Set(['whk_c'])), true);
-  planner.release('whk_a', true);
-  planner.release('whk_a', true);
-  const again = planner.nextLoopClaim(400)!;
-  const againResult = planner.claimed(again, times('whk_a', 2));
-  assert.deepEqual(planner.settle(again, againResult, 400, POLL), { more: true, waitMs: POLL });
+  assert.deepEqual(refillA(planner, 400).next, { more: true, waitMs: POLL });
 });
 
 test('a wake-up while the look past a capped endpoint is under way keeps the next look', () => {
   const planner = new ClaimPlanner(small);
-  const capping = planner.nextLoopClaim(0)!;
-  planner.settle(capping, planner.claimed(capping, times('whk_a', 4)), 0, POLL);
+  loopClaim(planner, 0, times('whk_a', 4));
   const past = planner.nextLoopClaim(100)!;
   // New deliveries to another endpoint commit while the claim runs: what it found says nothing of them.
   assert.equal(planner.wake(new Set(['whk_c'])), true);
   planner.settle(past, planner.claimed(past, []), 100, POLL);
-  planner.release('whk_a', true);
-  planner.release('whk_a', true);
-  const refill = planner.nextLoopClaim(300)!;
-  const refillResult = planner.claimed(refill, times('whk_a', 2));
-  assert.deepEqual(planner.settle(refill, refillResult, 300, POLL), { more: true, waitMs: POLL });
+  assert.deepEqual(refillA(planner, 300).next, { more: true, waitMs: POLL });
 });
 
 test('a full batch saturates the worker: claims know more is due, freed slots wake it a quarter at a time', () => {
