@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
 import type { Db } from '../src/store/db.ts';
-import { claimDueDeliveries } from '../src/store/webhook-deliveries.ts';
+import { claimDueDeliveries } from '../src/store/webhook-deliveries/claim.ts';
 import { createUnitOfWork } from '../src/services/unit-of-work.ts';
 import { AttemptRecorder } from '../src/webhooks/attempt-recorder.ts';
 import { DeliveryWakeups } from '../src/webhooks/wake.ts';

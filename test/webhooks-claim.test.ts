@@ -5,7 +5,7 @@ import { systemClock } from '../src/domain/clock.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { insertNewEndpoint } from '../src/services/webhooks.ts';
 import type { Db } from '../src/store/db.ts';
-import { claimDueDeliveries } from '../src/store/webhook-deliveries.ts';
+import { claimDueDeliveries } from '../src/store/webhook-deliveries/claim.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { claimPolicy } from '../src/domain/claim-plan.ts';
-import { claimDueDeliveries } from '../src/store/webhook-deliveries.ts';
+import { claimDueDeliveries } from '../src/store/webhook-deliveries/claim.ts';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_ENDPOINT, type DeliveryWorker } from '../src/webhooks/worker.ts';
 import { DEFAULT_TIMEOUT_MS } from '../src/webhooks/sender.ts';
 import { forEachDialect, startHarness, type Harness } from './support/harness.ts';

@@ -1,6 +1,6 @@
 /**
  * What a delivery worker may claim next: the policy of its claims, apart from the SQL that makes
- * them (store/webhook-deliveries.ts claimDueDeliveries) and from the loop that calls it
+ * them (store/webhook-deliveries/claim.ts claimDueDeliveries) and from the loop that calls it
  * (webhooks/worker.ts). A pure function of the worker's load, tested without a database.
  *
  * The claim itself ranks each endpoint's oldest due deliveries round-robin, across organizations
@@ -88,4 +88,210 @@ export function planClaim(policy: ClaimPolicy, load: WorkerLoad, want = Infinity
     if (allowance !== perEndpoint) allowances.set(endpointId, allowance);
   }
   return { limit, perEndpoint, allowances, reserved, capOf };
+}
+
+/** What a finished attempt says of its endpoint: it timed out, it was answered (any status), or neither. */
+export type EndpointSignal = 'timed-out' | 'answered' | 'unanswered';
+
+/** One claim about to be made: its plan, and what the planner needs to judge its result. */
+export interface ClaimTicket {
+  readonly plan: ClaimPlan;
+  /** Deliveries are known to be due: the claim may skip the read that only checks whether any are. */
+  readonly knownDue: boolean;
+  /** The counts per endpoint the claim was made with (sends that finish meanwhile must not hide a cap reached). */
+  readonly busy: Map<string, number>;
+  /** The loop's claim (not a step): its result moves the loop's state on (see {@link ClaimPlanner.settle}). */
+  readonly loop?: { at: number; pastCapped: boolean; wakeUps: number };
+}
+
+/** What a claim's batch did to the plan. */
+export interface ClaimResult {
+  /** An endpoint reached its cap in this batch. */
+  capped: boolean;
+  /** The batch is as large as the plan allowed. */
+  full: boolean;
+  /** The plan held the claim to the reserve. */
+  reserved: boolean;
+}
+
+/** How many endpoints whose last attempt timed out a planner remembers (the oldest is forgotten first). */
+export const TIMED_OUT_REMEMBERED = 10_000;
+
+/**
+ * The claim bookkeeping of one delivery worker, without I/O (times are numbers given by the caller,
+ * in ms): what it has in flight, which endpoints are at their cap or timed out, and from that when
+ * the loop claims and what a claim may take.
+ *
+ * - A claim that takes an endpoint to its cap marks it capped; the loop claims for it again once
+ *   half of that cap is free ({@link release}), and a wake-up naming only capped endpoints is
+ *   skipped ({@link wake}).
+ * - A claim that took everything the plan allowed leaves the worker saturated: freed slots wake the
+ *   loop once a quarter of them is free.
+ * - Look-past: a claim made with endpoints at their cap that filled no batch and capped no other
+ *   endpoint took everything else that was due. Until a wake-up or a poll interval, a claim that
+ *   caps an endpoint again need not look past it (that look reads the capped endpoints' whole
+ *   backlog, and under a backlog to one endpoint it followed every refill); the loop waits no
+ *   longer than the rest of that interval.
+ */
+export class ClaimPlanner {
+  readonly policy: ClaimPolicy;
+  readonly #timedOutRemembered: number;
+  /** Deliveries claimed and not yet released, in all and by endpoint id. */
+  #active = 0;
+  readonly #perEndpoint = new Map<string, number>();
+  /** Endpoints that reached their cap, with that cap. */
+  readonly #capped = new Map<string, number>();
+  /** Endpoints whose last finished attempt timed out, none answered since (oldest first). */
+  readonly #timedOut = new Set<string>();
+  /**
+   * The last claim took all the plan let it (a claim held to the reserve keeps what the one before
+   * it said): more may be due, so freed slots should wake the loop.
+   */
+  #saturated = false;
+  /** Deliveries are known to be due (a wake-up of this process's commit, or a capped endpoint's refill). */
+  #knownDue = false;
+  /** When a claim with endpoints at their cap found nothing else due (see the class's comment). */
+  #nothingElseDueAt: number | undefined;
+  /** Counts the wake-ups that cleared {@link #nothingElseDueAt}: a claim under way when one came must not set it again. */
+  #wakeUps = 0;
+
+  constructor(policy: ClaimPolicy, options: { timedOutRemembered?: number } = {}) {
+    this.policy = policy;
+    this.#timedOutRemembered = options.timedOutRemembered ?? TIMED_OUT_REMEMBERED;
+  }
+
+  /** Deliveries in flight. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Whether a slot is free. */
+  get hasRoom(): boolean {
+    return this.#active < this.policy.maxInFlight;
+  }
+
+  /**
+   * New deliveries were committed to `endpointIds` (undefined: not said). @returns whether the loop
+   * should look now: not when they are all for endpoints at their cap (claimed for again once half
+   * of their sends are done; a claim now would read their whole due queue to find nothing it may
+   * take). `committed`: the wake-up of a commit of this process, so the deliveries it names are due.
+   */
+  wake(endpointIds?: ReadonlySet<string>, options: { committed?: boolean } = {}): boolean {
+    if (endpointIds && endpointIds.size > 0 && [...endpointIds].every((id) => this.#capped.has(id))) return false;
+    this.#nothingElseDueAt = undefined;
+    this.#wakeUps++;
+    if (options.committed && endpointIds) this.#knownDue = true;
+    return true;
+  }
+
+  /**
+   * The loop's next claim at `now`, or undefined when no slot is free (the worker is then
+   * saturated). Its result goes to {@link claimed}, then {@link settle}.
+   */
+  nextLoopClaim(now: number): ClaimTicket | undefined {
+    if (this.#active >= this.policy.maxInFlight) {
+      this.#saturated = true;
+      return undefined;
+    }
+    const knownDue = this.#saturated || this.#knownDue;
+    this.#knownDue = false;
+    const pastCapped = [...this.#capped].some(([id, cap]) => (this.#perEndpoint.get(id) ?? 0) >= cap);
+    return this.#ticket(this.policy.maxInFlight - this.#active, knownDue, {
+      at: now,
+      pastCapped,
+      wakeUps: this.#wakeUps,
+    });
+  }
+
+  /** A claim of at most `want` outside the loop (a step): it neither uses nor moves the loop's state. */
+  stepClaim(want: number): ClaimTicket {
+    return this.#ticket(want, false, undefined);
+  }
+
+  #ticket(want: number, knownDue: boolean, loop: ClaimTicket['loop']): ClaimTicket {
+    const busy = new Map(this.#perEndpoint);
+    const plan = planClaim(this.policy, { active: this.#active, perEndpoint: busy, timedOut: this.#timedOut }, want);
+    // Held to the reserve, an endpoint with its lane's worth in flight or more gets nothing now: it
+    // is claimed for again once it is down to half its lane, as one at its cap is (its sends free
+    // no reserved slot, and nothing else would wake the loop for its queue).
+    if (plan.limit > 0 && plan.reserved)
+      for (const [endpointId, n] of busy) {
+        const cap = plan.capOf(endpointId);
+        if (n >= cap && !this.#capped.has(endpointId)) this.#capped.set(endpointId, cap);
+      }
+    return { plan, knownDue, busy, ...(loop ? { loop } : {}) };
+  }
+
+  /** The claim of `ticket` took deliveries to `endpointIds` (one entry per delivery): their slots are taken. */
+  claimed(ticket: ClaimTicket, endpointIds: readonly string[]): ClaimResult {
+    const { plan, busy } = ticket;
+    this.#active += endpointIds.length;
+    let capped = false;
+    for (const endpointId of endpointIds) {
+      this.#perEndpoint.set(endpointId, (this.#perEndpoint.get(endpointId) ?? 0) + 1);
+      busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
+      const cap = plan.capOf(endpointId);
+      if (busy.get(endpointId)! >= cap) {
+        this.#capped.set(endpointId, cap);
+        capped = true;
+      }
+    }
+    return { capped, full: plan.limit > 0 && endpointIds.length === plan.limit, reserved: plan.reserved };
+  }
+
+  /**
+   * After the loop's claim of `ticket` (result from {@link claimed}), at `now`: whether to claim again
+   * at once, else how long to wait for a wake-up (at most `pollMs`).
+   */
+  settle(ticket: ClaimTicket, result: ClaimResult, now: number, pollMs: number): { more: boolean; waitMs: number } {
+    const { capped, full, reserved } = result;
+    // A full batch means more may be due: claim again while slots are free (a batch the plan held
+    // short of the reserve is followed by a claim for the endpoints that may use it). A claim held
+    // to the reserve says nothing of what the claims before it left due.
+    this.#saturated = full || (reserved && this.#saturated);
+    const loop = ticket.loop;
+    if (loop && loop.pastCapped && !full && !capped && loop.wakeUps === this.#wakeUps) this.#nothingElseDueAt = loop.at;
+    const sinceLook = now - (this.#nothingElseDueAt ?? -Infinity);
+    const lookedPast = sinceLook < pollMs;
+    // A look skipped is a look owed at the end of its interval, whatever woke the loop since.
+    return { more: full || (capped && !lookedPast), waitMs: capped && lookedPast ? pollMs - sinceLook : pollMs };
+  }
+
+  /**
+   * What a finished attempt says of its endpoint: a timeout narrows it to one send at a time (a
+   * receiver that never answers holds a slot for the whole timeout), an answer widens it again.
+   */
+  observe(endpointId: string, signal: EndpointSignal): void {
+    if (signal === 'timed-out') {
+      this.#timedOut.delete(endpointId);
+      this.#timedOut.add(endpointId);
+      // Its cap is one from now on: claimed for again once nothing of it is in flight.
+      this.#capped.set(endpointId, this.policy.maxPerTimedOutEndpoint);
+      if (this.#timedOut.size > this.#timedOutRemembered) this.#timedOut.delete(this.#timedOut.values().next().value!);
+    } else if (signal === 'answered') {
+      this.#timedOut.delete(endpointId);
+    }
+  }
+
+  /**
+   * A delivery to `endpointId` is done: its slot is free. @returns whether to wake the loop (only
+   * while `running`): it refills in batches, not one slot at a time, once a capped endpoint is down
+   * to half its cap, or a saturated worker has a quarter of its slots free.
+   */
+  release(endpointId: string, running: boolean): boolean {
+    this.#active--;
+    const left = (this.#perEndpoint.get(endpointId) ?? 1) - 1;
+    if (left === 0) this.#perEndpoint.delete(endpointId);
+    else this.#perEndpoint.set(endpointId, left);
+    if (!running) return false;
+    const cap = this.#capped.get(endpointId);
+    const endpointRefill = cap !== undefined && left <= Math.floor(cap / 2);
+    if (endpointRefill) {
+      this.#capped.delete(endpointId);
+      this.#knownDue = true;
+    }
+    const max = this.policy.maxInFlight;
+    const workerRefill = this.#saturated && this.#active <= max - Math.ceil(max / 4);
+    return endpointRefill || workerRefill;
+  }
 }

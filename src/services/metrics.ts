@@ -9,7 +9,7 @@ import type {
   SessionOutcome,
 } from '../domain/metrics.ts';
 import type { Db } from '../store/db.ts';
-import { dueDeliveryBacklog } from '../store/webhook-deliveries.ts';
+import { dueDeliveryBacklog } from '../store/webhook-deliveries/read-model.ts';
 
 /** What the metrics read of the proof pool (proofs/worker/pool.ts). */
 export interface ProofPoolStats {

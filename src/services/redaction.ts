@@ -8,7 +8,7 @@ import { afterRedactionBatch, afterRetentionSweep, REDACTION_TABLES } from '../s
 import { redactSessionEvents } from '../store/events.ts';
 import { redactStoredResponses } from '../store/idempotency.ts';
 import { dueForRetention, findSession, redactSessionRow } from '../store/sessions.ts';
-import { clearAttemptBodiesBefore, clearSessionAttemptBodies } from '../store/webhook-deliveries.ts';
+import { clearAttemptBodiesBefore, clearSessionAttemptBodies } from '../store/webhook-deliveries/retention.ts';
 import type { ServiceDeps } from './deps.ts';
 import { sessionForCaller } from './sessions.ts';
 

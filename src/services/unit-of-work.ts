@@ -5,7 +5,7 @@ import type { EventEnvelope, EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import type { Db } from '../store/db.ts';
 import { insideTransactionOf } from '../store/dialect.ts';
-import type { NewDelivery } from '../store/webhook-deliveries.ts';
+import type { NewDelivery } from '../store/webhook-deliveries/recording.ts';
 import { notifyWorkers, subscribers, writeEvent } from '../webhooks/outbox.ts';
 import type { DeliveryWakeups } from '../webhooks/wake.ts';
 

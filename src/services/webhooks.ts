@@ -6,7 +6,8 @@ import type { Application } from '../store/applications.ts';
 import type { Db } from '../store/db.ts';
 import type { PageRequest } from '../store/pagination.ts';
 import type { DeliveryStatus } from '../domain/delivery-state.ts';
-import { findDelivery, listDeliveries, requeueDelivery, type Delivery } from '../store/webhook-deliveries.ts';
+import { findDelivery, listDeliveries, type Delivery } from '../store/webhook-deliveries/read-model.ts';
+import { requeueDelivery } from '../store/webhook-deliveries/recording.ts';
 import {
   deleteEndpoint,
   findEndpoint,

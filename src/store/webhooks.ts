@@ -5,7 +5,7 @@ import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import { prepareQuery } from './prepared.ts';
 import type { WebhookEndpointsTable } from './schema.ts';
 
-/** Endpoints (webhook subscriptions) of an application; deliveries live in webhook-deliveries.ts. */
+/** Endpoints (webhook subscriptions) of an application; deliveries live in webhook-deliveries/. */
 
 export type DisabledReason = 'manual' | 'endpoint_gone';
 

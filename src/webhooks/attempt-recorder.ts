@@ -1,6 +1,6 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Db } from '../store/db.ts';
-import { recordAttempts, type PendingRecord } from '../store/webhook-deliveries.ts';
+import { recordAttempts, type PendingRecord } from '../store/webhook-deliveries/recording.ts';
 
 /** At most this many attempts in one recording transaction. */
 export const MAX_RECORD_BATCH = 256;

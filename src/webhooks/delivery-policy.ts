@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '../domain/events.ts';
-import type { AttemptRecord } from '../store/webhook-deliveries.ts';
+import type { AttemptRecord } from '../store/webhook-deliveries/recording.ts';
 import { nextAttemptDelayMs } from '../domain/backoff.ts';
 import type { SendResult } from './sender.ts';
 

@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from '../domain/clock.ts';
 import type { Db } from '../store/db.ts';
-import { renewLeases } from '../store/webhook-deliveries.ts';
+import { renewLeases } from '../store/webhook-deliveries/claim.ts';
 
 /**
  * The leases of one worker's deliveries in flight, kept short and renewed by a heartbeat.

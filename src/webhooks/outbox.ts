@@ -5,7 +5,7 @@ import { newId } from '../domain/ids.ts';
 import type { Db } from '../store/db.ts';
 import { capabilitiesOf } from '../store/dialect.ts';
 import { eventRow, insertEvent } from '../store/events.ts';
-import { insertDeliveries, insertDeliveriesQuery, type NewDelivery } from '../store/webhook-deliveries.ts';
+import { insertDeliveries, insertDeliveriesQuery, type NewDelivery } from '../store/webhook-deliveries/recording.ts';
 import { subscribedEndpoints } from '../store/webhooks.ts';
 
 /**

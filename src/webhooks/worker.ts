@@ -2,13 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
-import { BoundedCache } from '../domain/bounded-cache.ts';
 import type { Clock } from '../domain/clock.ts';
-import { claimPolicy, planClaim, type ClaimPolicy } from '../domain/claim-plan.ts';
+import { ClaimPlanner, claimPolicy, type ClaimResult, type ClaimTicket } from '../domain/claim-plan.ts';
 import { newId } from '../domain/ids.ts';
 import { noMetrics, type MetricsRecorder } from '../domain/metrics.ts';
 import type { Store } from '../store/db.ts';
-import { claimDueDeliveries, type ClaimedDelivery } from '../store/webhook-deliveries.ts';
+import { claimDueDeliveries, type ClaimedDelivery } from '../store/webhook-deliveries/claim.ts';
 import { AttemptRecorder } from './attempt-recorder.ts';
 import { afterAttempt, envelopeBody, signingSecrets } from './delivery-policy.ts';
 import { LeaseKeeper } from './leases.ts';
@@ -18,7 +17,7 @@ import { checkTargetUrlShape, createGuardedDispatcher } from '../outbound/ssrf.t
 import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } from './wake.ts';
 
 /**
- * The delivery worker (ARCHITECTURE.md, Flow 2): claims due deliveries in batches under a short lease that a
+ * The delivery worker (DESIGN §6): claims due deliveries in batches under a short lease that a
  * heartbeat renews while they are in flight (leases.ts), sends them concurrently with their
  * signatures through the SSRF-guarded dispatcher (keep-alive connections per origin), records the
  * attempts in batches (attempt-recorder.ts) and schedules the retries. Claims are fair, by the
@@ -26,9 +25,11 @@ import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } 
  * organizations and endpoints, at most `maxPerEndpoint` in flight to one endpoint, one to an
  * endpoint whose last attempt timed out until it answers again, and the last slots kept for
  * endpoints with little in flight, so slow or silent endpoints of some organizations cannot hold
- * the slots the others need. Any number of workers may run against
- * one database; a crashed worker's deliveries are claimed again once their lease runs out, so
- * nothing is lost (a delivery may arrive twice).
+ * the slots the others need. When to claim (which wake-ups to skip, when a freed slot wakes the
+ * loop, when to look past an endpoint at its cap) is the ClaimPlanner's, in the same file; this
+ * class does the I/O. Any number of workers may run against one database; a crashed worker's
+ * deliveries are claimed again once their lease runs out, so nothing is lost (a delivery may
+ * arrive twice).
  *
  * States: `idle` (built, or only stepped with runOnce) → `running` (start) → `stopping` (stop:
  * no new claims, in-flight sends finish) → `stopped`.
@@ -42,8 +43,6 @@ export const DEFAULT_MAX_IN_FLIGHT = 64;
 export const DEFAULT_MAX_PER_ENDPOINT = 16;
 /** At most this many in flight to an endpoint whose last attempt timed out, until one is answered. */
 export const DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT = 1;
-/** How many endpoints whose last attempt timed out a worker remembers (the longest ago is forgotten first). */
-const TIMED_OUT_REMEMBERED = 10_000;
 /** How often a worker looks for due deliveries when nothing wakes it (retries coming due). */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 /** Longest wait between claims while the database fails them. */
@@ -79,7 +78,7 @@ export interface DeliveryWorkerOptions {
   pollIntervalMs?: number;
   /** How often the leases of deliveries in flight are renewed; a third of the lease by default. */
   leaseRenewalMs?: number;
-  /** Per-attempt budget; 10 s by default (docs/webhooks.md, Acknowledging a delivery). */
+  /** Per-attempt budget; 10 s by default (DESIGN §6). */
   timeoutMs?: number;
 }
 
@@ -105,44 +104,16 @@ export class DeliveryWorker {
   readonly #ownsDispatcher: boolean;
   readonly #log: WorkerLog;
   readonly #maxInFlight: number;
-  readonly #policy: ClaimPolicy;
+  /** The claim bookkeeping: slots, caps, timeouts, and when to claim (domain/claim-plan.ts). */
+  readonly #planner: ClaimPlanner;
   readonly #signal: WakeSignal;
   readonly #leases: LeaseKeeper;
   readonly #recorder: AttemptRecorder;
   #unsubscribe: (() => void) | undefined;
   readonly #inFlight = new Set<Promise<Outcome>>();
-  /** Deliveries claimed and not yet released, in all and by endpoint id (the caps of the next claim). */
-  #active = 0;
-  readonly #perEndpoint = new Map<string, number>();
-  /** Endpoints that reached their cap, with that cap: the loop claims for them again once half of it is free. */
-  readonly #capped = new Map<string, number>();
-  /** Endpoints whose last finished attempt timed out, none answered since (oldest first). */
-  readonly #timedOut = new BoundedCache<string, true>(TIMED_OUT_REMEMBERED);
   #loop: Promise<void> | undefined;
-  /**
-   * The last claim took all the plan let it (every free slot, or all but the reserve; a claim held
-   * to the reserve keeps what the one before it said): more may be due, so freed slots should wake the loop.
-   */
-  #saturated = false;
   /** Claims failed in a row (the database unreachable): the backoff, and one log line per outage. */
   #claimFailures = 0;
-  /**
-   * Deliveries are known to be due (a commit of this process woke the worker for them, or an
-   * endpoint that reached its cap is back to half of it): the next claim skips the read that only
-   * checks whether anything is due (a round trip on PostgreSQL).
-   */
-  #knownDue = false;
-  /**
-   * When (clock ms) a claim made with endpoints at their cap took everything else that was due (it
-   * filled no batch and capped no other endpoint): nothing beyond those endpoints' queues was due.
-   * Until a wake-up names another endpoint or a poll interval passes, a claim that takes an
-   * endpoint to its cap again need not look past it: that look reads the capped endpoints' whole
-   * backlog (the due index is in due order, not by endpoint), and under a backlog to one endpoint
-   * it followed every refill. The loop then waits no longer than the rest of that interval.
-   */
-  #nothingElseDueAt: number | undefined;
-  /** Counts the wake-ups that cleared {@link #nothingElseDueAt}: a claim under way when one came must not set it again. */
-  #wakeUps = 0;
   #listener: Listener | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
@@ -154,11 +125,13 @@ export class DeliveryWorker {
       createGuardedDispatcher({ allowPrivateTargets: options.config.outboundAllowPrivateTargets });
     this.#log = options.log ?? silent;
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
-    this.#policy = claimPolicy({
-      maxInFlight: this.#maxInFlight,
-      maxPerEndpoint: options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT,
-      maxPerTimedOutEndpoint: options.maxPerTimedOutEndpoint ?? DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT,
-    });
+    this.#planner = new ClaimPlanner(
+      claimPolicy({
+        maxInFlight: this.#maxInFlight,
+        maxPerEndpoint: options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT,
+        maxPerTimedOutEndpoint: options.maxPerTimedOutEndpoint ?? DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT,
+      }),
+    );
     this.#signal = new WakeSignal(options.clock);
     this.#leases = new LeaseKeeper({
       db: options.store.db,
@@ -188,7 +161,7 @@ export class DeliveryWorker {
     // Claim again after a full batch (the plan held it short of the reserve: more may be due to
     // endpoints with little in flight), or one in which an endpoint reached its cap.
     for (let more = true; more && claimed.length < limit;) {
-      const { batch, capped, full } = await this.#claim(limit - claimed.length, false);
+      const { batch, capped, full } = await this.#claim(this.#planner.stepClaim(limit - claimed.length));
       claimed.push(...batch);
       sends.push(...batch.map((delivery) => this.#deliver(delivery)));
       more = batch.length > 0 && (capped || full);
@@ -212,7 +185,7 @@ export class DeliveryWorker {
     // A commit in this process that names its endpoints just made deliveries due: the claim need
     // not first read whether anything is.
     this.#unsubscribe = this.#options.wakeups?.subscribe((endpointIds) => {
-      if (this.wake(endpointIds) && endpointIds) this.#knownDue = true;
+      if (this.#planner.wake(endpointIds, { committed: true })) this.#signal.notify();
     });
     if (store.capabilities.listenNotify && store.pgPool) {
       // The echo of a commit announced on this worker's own wake-ups woke it in process already.
@@ -231,15 +204,11 @@ export class DeliveryWorker {
 
   /**
    * New deliveries were committed: look now rather than at the next poll. When they are all for
-   * endpoints this worker has at their cap (`endpointIds`), it need not look: it claims for such an
-   * endpoint again once half of its sends there are done (#release), and a claim now would read
-   * that endpoint's whole due queue to find nothing it may take. Under a burst to one endpoint that
-   * read ran on every commit.
+   * endpoints this worker has at their cap (`endpointIds`), it need not look (ClaimPlanner.wake):
+   * under a burst to one endpoint that look read its whole due queue on every commit.
    */
   wake(endpointIds?: ReadonlySet<string>): boolean {
-    if (endpointIds && endpointIds.size > 0 && [...endpointIds].every((id) => this.#capped.has(id))) return false;
-    this.#nothingElseDueAt = undefined;
-    this.#wakeUps++;
+    if (!this.#planner.wake(endpointIds)) return false;
     this.#signal.notify();
     return true;
   }
@@ -272,29 +241,16 @@ export class DeliveryWorker {
 
   async #run(): Promise<void> {
     const pollMs = this.#options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    const { clock } = this.#options;
     while (this.#state === 'running') {
-      const capacity = this.#maxInFlight - this.#active;
       let more = false;
       let waitMs = pollMs;
-      if (capacity > 0) {
+      const ticket = this.#planner.nextLoopClaim(clock.now().getTime());
+      if (ticket) {
         try {
-          const knownDue = this.#saturated || this.#knownDue;
-          this.#knownDue = false;
-          const pastCapped = [...this.#capped].some(([id, cap]) => (this.#perEndpoint.get(id) ?? 0) >= cap);
-          const wakeUps = this.#wakeUps;
-          const claimedAt = this.#options.clock.now().getTime();
-          const { batch, capped, full, reserved } = await this.#claim(capacity, knownDue);
+          const { batch, ...result } = await this.#claim(ticket);
           for (const delivery of batch) this.#track(this.#deliver(delivery));
-          // A full batch means more may be due: claim again while slots are free (a batch the plan
-          // held short of the reserve is followed by a claim for the endpoints that may use it). A
-          // claim held to the reserve says nothing of what the claims before it left due.
-          this.#saturated = full || (reserved && this.#saturated);
-          if (pastCapped && !full && !capped && wakeUps === this.#wakeUps) this.#nothingElseDueAt = claimedAt;
-          const sinceLook = this.#options.clock.now().getTime() - (this.#nothingElseDueAt ?? -Infinity);
-          const lookedPast = sinceLook < pollMs;
-          more = full || (capped && !lookedPast);
-          // A look skipped is a look owed at the end of its interval, whatever woke the loop since.
-          if (capped && lookedPast) waitMs = pollMs - sinceLook;
+          ({ more, waitMs } = this.#planner.settle(ticket, result, clock.now().getTime(), pollMs));
           if (this.#claimFailures > 0) {
             this.#log.info({ failedClaims: this.#claimFailures }, 'claiming webhook deliveries works again');
             this.#claimFailures = 0;
@@ -306,10 +262,8 @@ export class DeliveryWorker {
           if (this.#claimFailures === 1) this.#log.error({ err }, 'claiming webhook deliveries failed; retrying');
           waitMs = Math.min(pollMs * 2 ** (this.#claimFailures - 1), Math.max(pollMs, CLAIM_BACKOFF_MAX_MS));
         }
-      } else {
-        this.#saturated = true;
       }
-      if (more && this.#active < this.#maxInFlight) continue;
+      if (more && this.#planner.hasRoom) continue;
       await this.#signal.wait(waitMs);
     }
   }
@@ -320,33 +274,14 @@ export class DeliveryWorker {
   }
 
   /**
-   * Claims a batch as planned (domain/claim-plan.ts) and takes its slots: leases held (renewed by
-   * the heartbeat), endpoint counts. `capped`: an endpoint reached its cap in this batch; `full`:
-   * the batch is as large as the plan allowed; `reserved`: the plan held the claim to the reserve.
+   * Makes the claim of `ticket` (planned by the ClaimPlanner) and takes its slots: leases held
+   * (renewed by the heartbeat), endpoint counts.
    */
-  async #claim(
-    limit: number,
-    knownDue: boolean,
-  ): Promise<{ batch: ClaimedDelivery[]; capped: boolean; full: boolean; reserved: boolean }> {
+  async #claim(ticket: ClaimTicket): Promise<{ batch: ClaimedDelivery[] } & ClaimResult> {
+    const { plan } = ticket;
+    if (plan.limit === 0) return { batch: [], ...this.#planner.claimed(ticket, []) };
     const now = this.#options.clock.now();
     const token = randomBytes(12).toString('base64url');
-    // The counts the claim was made with: sends that finish meanwhile must not hide that it took
-    // an endpoint up to its cap.
-    const busy = new Map(this.#perEndpoint);
-    const plan = planClaim(
-      this.#policy,
-      { active: this.#active, perEndpoint: busy, timedOut: new Set(this.#timedOut.keys()) },
-      limit,
-    );
-    if (plan.limit === 0) return { batch: [], capped: false, full: false, reserved: plan.reserved };
-    // Held to the reserve, an endpoint with its lane's worth in flight or more gets nothing now: it
-    // is claimed for again once it is down to half its lane, as one at its cap is (its sends free
-    // no reserved slot, and nothing else would wake the loop for its queue).
-    if (plan.reserved)
-      for (const [endpointId, n] of busy) {
-        const cap = plan.capOf(endpointId);
-        if (n >= cap && !this.#capped.has(endpointId)) this.#capped.set(endpointId, cap);
-      }
     const batch = await claimDueDeliveries(this.#options.store.db, {
       now: now.toISOString(),
       leaseUntil: this.#leases.leaseUntil(now),
@@ -354,59 +289,30 @@ export class DeliveryWorker {
       limit: plan.limit,
       perEndpoint: plan.perEndpoint,
       allowances: plan.allowances,
-      knownDue,
+      knownDue: ticket.knownDue,
     });
     this.#leases.hold(token, batch.length);
-    this.#active += batch.length;
-    let capped = false;
-    for (const d of batch) {
-      const endpointId = d.endpoint.id;
-      this.#perEndpoint.set(endpointId, (this.#perEndpoint.get(endpointId) ?? 0) + 1);
-      busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
-      const cap = plan.capOf(endpointId);
-      if (busy.get(endpointId)! >= cap) {
-        this.#capped.set(endpointId, cap);
-        capped = true;
-      }
-    }
-    return { batch, capped, full: batch.length === plan.limit, reserved: plan.reserved };
+    return {
+      batch,
+      ...this.#planner.claimed(
+        ticket,
+        batch.map((d) => d.endpoint.id),
+      ),
+    };
   }
 
-  /**
-   * What an attempt says of its endpoint: a timeout narrows it to one send at a time (a receiver
-   * that never answers holds a slot for the whole timeout), an answer of any status widens it again.
-   */
+  /** What an attempt says of its endpoint (a timeout narrows it to one send at a time: ClaimPlanner.observe). */
   #observe(endpointId: string, result: SendResult): void {
-    if (result.error === 'timeout') {
-      this.#timedOut.set(endpointId, true);
-      // Its cap is one from now on: claimed for again once nothing of it is in flight.
-      this.#capped.set(endpointId, this.#policy.maxPerTimedOutEndpoint);
-    } else if (result.status !== undefined) {
-      this.#timedOut.delete(endpointId);
-    }
+    this.#planner.observe(
+      endpointId,
+      result.error === 'timeout' ? 'timed-out' : result.status !== undefined ? 'answered' : 'unanswered',
+    );
   }
 
-  /**
-   * The delivery is recorded (or given up): its lease needs no renewal, its slot is free. The
-   * loop is woken to refill in batches, not one slot at a time: once a capped endpoint is down to
-   * half its cap, or a saturated worker has a quarter of its slots free.
-   */
+  /** The delivery is recorded (or given up): its lease needs no renewal, its slot is free. */
   #release(delivery: ClaimedDelivery): void {
     this.#leases.release(delivery.leaseToken);
-    this.#active--;
-    const endpointId = delivery.endpoint.id;
-    const left = (this.#perEndpoint.get(endpointId) ?? 1) - 1;
-    if (left === 0) this.#perEndpoint.delete(endpointId);
-    else this.#perEndpoint.set(endpointId, left);
-    if (this.#state !== 'running') return;
-    const cap = this.#capped.get(endpointId);
-    const endpointRefill = cap !== undefined && left <= Math.floor(cap / 2);
-    if (endpointRefill) {
-      this.#capped.delete(endpointId);
-      this.#knownDue = true;
-    }
-    const workerRefill = this.#saturated && this.#active <= this.#maxInFlight - Math.ceil(this.#maxInFlight / 4);
-    if (endpointRefill || workerRefill) this.#signal.notify();
+    if (this.#planner.release(delivery.endpoint.id, this.#state === 'running')) this.#signal.notify();
   }
 
   /** Sends one claimed delivery and records the attempt. Never rejects. */

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * The claim ranks each endpoint's oldest due deliveries (store/webhook-deliveries.ts): it walks
+ * The claim ranks each endpoint's oldest due deliveries (store/webhook-deliveries/claim.ts): it walks
  * the endpoints that have any delivery due or in flight, one step of this index each, and reads
  * each one's first few in due order. Partial, as the index of migration 0009: a delivered or
  * failed delivery has no `due_at`, so an endpoint's history is not in it.

@@ -1,51 +1,17 @@
 import { sql, type QueryCreator, type RawBuilder } from 'kysely';
-import type { AttemptOutcomeName } from '../domain/delivery-state.ts';
-import type { Environment } from '../domain/environment.ts';
-import type { EventEnvelope, EventType } from '../domain/events.ts';
-import type { Db } from './db.ts';
-import { capabilitiesOf } from './dialect.ts';
-import { fetchPage, type Page, type PageRequest } from './pagination.ts';
-import { prepareQuery } from './prepared.ts';
-import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from './schema.ts';
-import {
-  canDeliveryTransition,
-  CLAIMABLE,
-  REQUEUEABLE,
-  type AttemptOutcome,
-  type DeliveryStatus,
-} from '../domain/delivery-state.ts';
+import { CLAIMABLE } from '../../domain/delivery-state.ts';
+import type { Environment } from '../../domain/environment.ts';
+import type { EventEnvelope, EventType } from '../../domain/events.ts';
+import type { Db } from '../db.ts';
+import { capabilitiesOf } from '../dialect.ts';
+import { prepareQuery } from '../prepared.ts';
+import type { Database } from '../schema.ts';
 
 /**
- * Deliveries (one event to one endpoint) and their attempt log. A delivery is `pending` until its
- * `due_at`, `sending` while a worker holds its lease (until `due_at`), then `succeeded` or `failed`.
- * A `sending` delivery whose lease ran out is due again: its worker died.
+ * The claim: due deliveries become `sending` under a worker's lease (claimDueDeliveries), and the
+ * heartbeat that keeps those leases (renewLeases). The policy of what a claim may take is
+ * domain/claim-plan.ts; this file is the SQL that takes it, in one of two named strategies.
  */
-
-export interface DeliveryAttempt {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  statusCode: number | null;
-  outcome: AttemptOutcomeName;
-  errorMessage: string | null;
-  responseBody: string;
-  responseBodyTruncated: boolean;
-}
-
-export interface Delivery {
-  id: string;
-  endpointId: string;
-  eventId: string;
-  event: EventType;
-  status: DeliveryStatus;
-  attemptCount: number;
-  /** When the next attempt is due (pending only). */
-  nextAttemptAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  deliveredAt: string | null;
-  attempts: DeliveryAttempt[];
-}
 
 /** A claimed delivery with what sending it needs. */
 export interface ClaimedDelivery {
@@ -62,37 +28,6 @@ export interface ClaimedDelivery {
     previousSecret: string | null;
     previousSecretExpiresAt: string | null;
   };
-}
-
-export interface NewDelivery {
-  id: string;
-  endpointId: string;
-  eventId: string;
-  eventType: EventType;
-}
-
-/** The INSERT of new deliveries, due now, for the caller to run or to put in a larger statement. */
-export function insertDeliveriesQuery(q: QueryCreator<Database>, deliveries: NewDelivery[], now: string) {
-  return q.insertInto('webhook_deliveries').values(
-    deliveries.map((d) => ({
-      id: d.id,
-      endpoint_id: d.endpointId,
-      event_id: d.eventId,
-      event_type: d.eventType,
-      status: 'pending' as const,
-      due_at: now,
-      lease_token: null,
-      attempt_count: 0,
-      created_at: now,
-      updated_at: now,
-      delivered_at: null,
-    })),
-  );
-}
-
-export async function insertDeliveries(db: Db, deliveries: NewDelivery[], now: string): Promise<void> {
-  if (deliveries.length === 0) return;
-  await insertDeliveriesQuery(db, deliveries, now).execute();
 }
 
 /** What sending a claimed delivery needs: the delivery, its endpoint and its event. */
@@ -410,134 +345,6 @@ export async function claimDueDeliveries(
     }));
 }
 
-export interface AttemptRecord {
-  id: string;
-  workerId: string;
-  attempt: DeliveryAttempt;
-  /** What the delivery becomes. */
-  next: AttemptOutcome;
-  /** A 410: the endpoint is disabled in the same transaction. */
-  disableEndpoint?: { endpointId: string };
-}
-
-/** One finished attempt to record, under the claim that made it. */
-export interface PendingRecord {
-  deliveryId: string;
-  /** The claim's lease token: only its holder may record. */
-  token: string;
-  record: AttemptRecord;
-}
-
-/**
- * Records an attempt and moves its delivery on, if the claim `token` still holds the lease.
- * @returns false when it does not (the lease ran out and another worker took over, or the
- *   endpoint was deleted): nothing is written.
- */
-export async function recordAttempt(
-  db: Db,
-  deliveryId: string,
-  token: string,
-  record: AttemptRecord,
-  now: string,
-): Promise<boolean> {
-  const recorded = await recordAttempts(db, [{ deliveryId, token, record }], now);
-  return recorded.has(deliveryId);
-}
-
-/**
- * Records many attempts in one transaction (the worker's batch), each only if its claim still
- * holds the lease: the deliveries move on, their attempts are logged, a 410 disables its endpoint.
- * Outcomes without a date of their own (succeeded, failed) are written with one UPDATE per
- * outcome; a retry has its own due date and is one UPDATE each.
- * @returns the ids of the deliveries recorded; the others were not ours any more and nothing of
- *   theirs is written.
- */
-export async function recordAttempts(db: Db, records: PendingRecord[], now: string): Promise<Set<string>> {
-  for (const { record } of records) {
-    if (!canDeliveryTransition('sending', record.next.status))
-      throw new Error(`a delivery cannot move from sending to ${record.next.status}`);
-  }
-  if (records.length === 0) return new Set();
-  return db.transaction().execute(async (trx) => {
-    const recorded = new Set<string>();
-    const moveMany = async (status: 'succeeded' | 'failed', group: PendingRecord[]) => {
-      if (group.length === 0) return;
-      const byToken = new Map<string, string[]>();
-      for (const r of group) byToken.set(r.token, [...(byToken.get(r.token) ?? []), r.deliveryId]);
-      const rows = await trx
-        .updateTable('webhook_deliveries')
-        .set({
-          status,
-          due_at: null,
-          lease_token: null,
-          updated_at: now,
-          ...(status === 'succeeded' ? { delivered_at: now } : {}),
-        })
-        .where('status', '=', 'sending')
-        .where((eb) =>
-          eb.or([...byToken].map(([token, ids]) => eb.and([eb('lease_token', '=', token), eb('id', 'in', ids)]))),
-        )
-        .returning('id')
-        .execute();
-      for (const row of rows) recorded.add(row.id);
-    };
-    await moveMany(
-      'succeeded',
-      records.filter((r) => r.record.next.status === 'succeeded'),
-    );
-    await moveMany(
-      'failed',
-      records.filter((r) => r.record.next.status === 'failed'),
-    );
-    for (const { deliveryId, token, record } of records) {
-      const next = record.next;
-      if (next.status !== 'pending') continue;
-      const updated = await trx
-        .updateTable('webhook_deliveries')
-        .set({ status: 'pending', due_at: next.dueAt, lease_token: null, updated_at: now })
-        .where('id', '=', deliveryId)
-        .where('status', '=', 'sending')
-        .where('lease_token', '=', token)
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) > 0) recorded.add(deliveryId);
-    }
-    const mine = records.filter((r) => recorded.has(r.deliveryId));
-    if (mine.length === 0) return recorded;
-    await trx
-      .insertInto('webhook_attempts')
-      .values(
-        mine.map(({ deliveryId, record }) => {
-          const a = record.attempt;
-          return {
-            id: record.id,
-            delivery_id: deliveryId,
-            attempt: a.attempt,
-            worker_id: record.workerId,
-            started_at: a.startedAt,
-            duration_ms: a.durationMs,
-            status_code: a.statusCode,
-            outcome: a.outcome,
-            error_message: a.errorMessage,
-            response_body: a.responseBody,
-            response_body_truncated: a.responseBodyTruncated ? 1 : 0,
-          };
-        }),
-      )
-      .execute();
-    const gone = [
-      ...new Set(mine.flatMap((r) => (r.record.disableEndpoint ? [r.record.disableEndpoint.endpointId] : []))),
-    ];
-    if (gone.length > 0) {
-      await trx
-        .updateTable('webhook_endpoints')
-        .set({ enabled: 0, disabled_reason: 'endpoint_gone', updated_at: now })
-        .where('id', 'in', gone)
-        .execute();
-    }
-    return recorded;
-  });
-}
-
 /**
  * The heartbeat of a live worker: extends to `leaseUntil` the lease of every delivery still
  * `sending` under one of its claim `tokens`. A delivery another worker has claimed since carries
@@ -559,133 +366,4 @@ export async function renewLeases(db: Db, tokens: string[], leaseUntil: string, 
         .executeTakeFirst(),
     );
   return Number(updated.numUpdatedRows);
-}
-
-/**
- * Makes a delivery due now (a manual retry), whatever its state except `sending`.
- * @returns false when it is being sent at this moment (or does not exist).
- */
-export async function requeueDelivery(db: Db, id: string, now: string): Promise<boolean> {
-  const updated = await db
-    .updateTable('webhook_deliveries')
-    .set({ status: 'pending', due_at: now, lease_token: null, updated_at: now })
-    .where('id', '=', id)
-    .where('status', 'in', REQUEUEABLE)
-    .executeTakeFirst();
-  return Number(updated.numUpdatedRows) > 0;
-}
-
-function toAttempt(row: WebhookAttemptsTable): DeliveryAttempt {
-  return {
-    attempt: row.attempt,
-    startedAt: row.started_at,
-    durationMs: row.duration_ms,
-    statusCode: row.status_code,
-    // Written by the worker from the same closed list (webhooks/worker.ts).
-    outcome: row.outcome as AttemptOutcomeName,
-    errorMessage: row.error_message,
-    responseBody: row.response_body,
-    responseBodyTruncated: row.response_body_truncated === 1,
-  };
-}
-
-function toDelivery(row: WebhookDeliveriesTable): Delivery {
-  return {
-    id: row.id,
-    endpointId: row.endpoint_id,
-    eventId: row.event_id,
-    event: row.event_type as EventType,
-    status: row.status,
-    attemptCount: row.attempt_count,
-    nextAttemptAt: row.status === 'pending' ? row.due_at : null,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    deliveredAt: row.delivered_at,
-    attempts: [],
-  };
-}
-
-async function withAttempts(db: Db, deliveries: Delivery[]): Promise<Delivery[]> {
-  if (deliveries.length === 0) return deliveries;
-  const rows = await db
-    .selectFrom('webhook_attempts')
-    .selectAll()
-    .where(
-      'delivery_id',
-      'in',
-      deliveries.map((d) => d.id),
-    )
-    .orderBy('attempt')
-    .orderBy('id')
-    .execute();
-  const byDelivery = new Map(deliveries.map((d) => [d.id, d]));
-  for (const row of rows) byDelivery.get(row.delivery_id)!.attempts.push(toAttempt(row));
-  return deliveries;
-}
-
-export async function findDelivery(db: Db, endpointId: string, id: string): Promise<Delivery | undefined> {
-  const row = await db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('id', '=', id)
-    .where('endpoint_id', '=', endpointId)
-    .executeTakeFirst();
-  return row && (await withAttempts(db, [toDelivery(row)]))[0];
-}
-
-/** Deliveries of an endpoint, newest first, each with its attempts. */
-export async function listDeliveries(
-  db: Db,
-  endpointId: string,
-  filter: { status?: DeliveryStatus },
-  page: PageRequest,
-): Promise<Page<Delivery>> {
-  let query = db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
-  if (filter.status) query = query.where('status', '=', filter.status);
-  const result = await fetchPage(query, 'id', page, toDelivery);
-  return { ...result, items: await withAttempts(db, result.items) };
-}
-
-/** The outbox backlog: deliveries due now to an enabled endpoint, and when the oldest of them came due. */
-export async function dueDeliveryBacklog(db: Db, now: string): Promise<{ count: number; oldestDueAt: string | null }> {
-  const row = await db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('d.due_at').as('oldest')])
-    .where('d.status', 'in', CLAIMABLE)
-    .where('d.due_at', '<=', now)
-    .where('e.enabled', '=', 1)
-    .executeTakeFirst();
-  return { count: Number(row?.n ?? 0), oldestDueAt: row?.oldest ? String(row.oldest) : null };
-}
-
-/**
- * Empties the stored response bodies of every attempt to deliver an event about `sessionId`: a
- * receiver may echo what it was sent, and redaction erases that too.
- */
-export async function clearSessionAttemptBodies(db: Db, sessionId: string): Promise<number> {
-  const result = await db
-    .updateTable('webhook_attempts')
-    .set({ response_body: '', response_body_truncated: 0 })
-    .where('delivery_id', 'in', (eb) =>
-      eb
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('events as ev', 'ev.id', 'd.event_id')
-        .select('d.id')
-        .where('ev.session_id', '=', sessionId),
-    )
-    .where('response_body', '<>', '')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
-}
-
-/** Empties the stored response bodies of attempts started before `cutoff` (result retention). */
-export async function clearAttemptBodiesBefore(db: Db, cutoff: string): Promise<number> {
-  const result = await db
-    .updateTable('webhook_attempts')
-    .set({ response_body: '', response_body_truncated: 0 })
-    .where('started_at', '<', cutoff)
-    .where('response_body', '<>', '')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
 }

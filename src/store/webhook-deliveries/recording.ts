@@ -1,0 +1,185 @@
+import type { QueryCreator } from 'kysely';
+import { canDeliveryTransition, REQUEUEABLE, type AttemptOutcome } from '../../domain/delivery-state.ts';
+import type { EventType } from '../../domain/events.ts';
+import type { Db } from '../db.ts';
+import type { Database } from '../schema.ts';
+import type { DeliveryAttempt } from './read-model.ts';
+
+/**
+ * What moves a delivery between claims: its insertion (the outbox, due at once), the record of
+ * each finished attempt under the claim that made it (to pending for a retry, succeeded or
+ * failed), and a manual retry (requeueDelivery). The claim itself is claim.ts.
+ */
+
+export interface NewDelivery {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: EventType;
+}
+
+/** The INSERT of new deliveries, due now, for the caller to run or to put in a larger statement. */
+export function insertDeliveriesQuery(q: QueryCreator<Database>, deliveries: NewDelivery[], now: string) {
+  return q.insertInto('webhook_deliveries').values(
+    deliveries.map((d) => ({
+      id: d.id,
+      endpoint_id: d.endpointId,
+      event_id: d.eventId,
+      event_type: d.eventType,
+      status: 'pending' as const,
+      due_at: now,
+      lease_token: null,
+      attempt_count: 0,
+      created_at: now,
+      updated_at: now,
+      delivered_at: null,
+    })),
+  );
+}
+
+export async function insertDeliveries(db: Db, deliveries: NewDelivery[], now: string): Promise<void> {
+  if (deliveries.length === 0) return;
+  await insertDeliveriesQuery(db, deliveries, now).execute();
+}
+
+export interface AttemptRecord {
+  id: string;
+  workerId: string;
+  attempt: DeliveryAttempt;
+  /** What the delivery becomes. */
+  next: AttemptOutcome;
+  /** A 410: the endpoint is disabled in the same transaction. */
+  disableEndpoint?: { endpointId: string };
+}
+
+/** One finished attempt to record, under the claim that made it. */
+export interface PendingRecord {
+  deliveryId: string;
+  /** The claim's lease token: only its holder may record. */
+  token: string;
+  record: AttemptRecord;
+}
+
+/**
+ * Records an attempt and moves its delivery on, if the claim `token` still holds the lease.
+ * @returns false when it does not (the lease ran out and another worker took over, or the
+ *   endpoint was deleted): nothing is written.
+ */
+export async function recordAttempt(
+  db: Db,
+  deliveryId: string,
+  token: string,
+  record: AttemptRecord,
+  now: string,
+): Promise<boolean> {
+  const recorded = await recordAttempts(db, [{ deliveryId, token, record }], now);
+  return recorded.has(deliveryId);
+}
+
+/**
+ * Records many attempts in one transaction (the worker's batch), each only if its claim still
+ * holds the lease: the deliveries move on, their attempts are logged, a 410 disables its endpoint.
+ * Outcomes without a date of their own (succeeded, failed) are written with one UPDATE per
+ * outcome; a retry has its own due date and is one UPDATE each.
+ * @returns the ids of the deliveries recorded; the others were not ours any more and nothing of
+ *   theirs is written.
+ */
+export async function recordAttempts(db: Db, records: PendingRecord[], now: string): Promise<Set<string>> {
+  for (const { record } of records) {
+    if (!canDeliveryTransition('sending', record.next.status))
+      throw new Error(`a delivery cannot move from sending to ${record.next.status}`);
+  }
+  if (records.length === 0) return new Set();
+  return db.transaction().execute(async (trx) => {
+    const recorded = new Set<string>();
+    const moveMany = async (status: 'succeeded' | 'failed', group: PendingRecord[]) => {
+      if (group.length === 0) return;
+      const byToken = new Map<string, string[]>();
+      for (const r of group) byToken.set(r.token, [...(byToken.get(r.token) ?? []), r.deliveryId]);
+      const rows = await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status,
+          due_at: null,
+          lease_token: null,
+          updated_at: now,
+          ...(status === 'succeeded' ? { delivered_at: now } : {}),
+        })
+        .where('status', '=', 'sending')
+        .where((eb) =>
+          eb.or([...byToken].map(([token, ids]) => eb.and([eb('lease_token', '=', token), eb('id', 'in', ids)]))),
+        )
+        .returning('id')
+        .execute();
+      for (const row of rows) recorded.add(row.id);
+    };
+    await moveMany(
+      'succeeded',
+      records.filter((r) => r.record.next.status === 'succeeded'),
+    );
+    await moveMany(
+      'failed',
+      records.filter((r) => r.record.next.status === 'failed'),
+    );
+    for (const { deliveryId, token, record } of records) {
+      const next = record.next;
+      if (next.status !== 'pending') continue;
+      const updated = await trx
+        .updateTable('webhook_deliveries')
+        .set({ status: 'pending', due_at: next.dueAt, lease_token: null, updated_at: now })
+        .where('id', '=', deliveryId)
+        .where('status', '=', 'sending')
+        .where('lease_token', '=', token)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) > 0) recorded.add(deliveryId);
+    }
+    const mine = records.filter((r) => recorded.has(r.deliveryId));
+    if (mine.length === 0) return recorded;
+    await trx
+      .insertInto('webhook_attempts')
+      .values(
+        mine.map(({ deliveryId, record }) => {
+          const a = record.attempt;
+          return {
+            id: record.id,
+            delivery_id: deliveryId,
+            attempt: a.attempt,
+            worker_id: record.workerId,
+            started_at: a.startedAt,
+            duration_ms: a.durationMs,
+            status_code: a.statusCode,
+            outcome: a.outcome,
+            error_message: a.errorMessage,
+            response_body: a.responseBody,
+            response_body_truncated: a.responseBodyTruncated ? 1 : 0,
+          };
+        }),
+      )
+      .execute();
+    const gone = [
+      ...new Set(mine.flatMap((r) => (r.record.disableEndpoint ? [r.record.disableEndpoint.endpointId] : []))),
+    ];
+    if (gone.length > 0) {
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ enabled: 0, disabled_reason: 'endpoint_gone', updated_at: now })
+        .where('id', 'in', gone)
+        .execute();
+    }
+    return recorded;
+  });
+}
+
+/**
+ * Makes a delivery due now (a manual retry), whatever its state except `sending`.
+ * @returns false when it is being sent at this moment (or does not exist).
+ */
+export async function requeueDelivery(db: Db, id: string, now: string): Promise<boolean> {
+  const updated = await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', due_at: now, lease_token: null, updated_at: now })
+    .where('id', '=', id)
+    .where('status', 'in', REQUEUEABLE)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
