@@ -3,6 +3,7 @@ import { ACADEMIC_LEVELS, CLAIM_CATALOGUE, type AcademicLevel } from '../domain/
 import { CREDENTIAL_FORMATS } from '../domain/credentials.ts';
 import { FAILURE_REASONS, RESULT_WARNING_CODES, WALLET_PROTOCOLS } from '../domain/session.ts';
 import { SESSION_STATUSES, type SessionStatus } from '../domain/session-state.ts';
+import { ReportedClaimsSchema, UniversitySchema } from '../domain/schemas.ts';
 import { Environment, IsoTimestamp, Ref, StringEnum } from '../http/schemas.ts';
 
 export const SessionStatusEnum = StringEnum(SESSION_STATUSES, {
@@ -29,41 +30,9 @@ export const FailureReasonEnum = StringEnum(FAILURE_REASONS, {
   description: 'Why a completed session is not verified',
 });
 
-export const UniversitySchema = Type.Object(
-  {
-    name: Type.String(),
-    domain: Type.String(),
-    country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
-  },
-  { $id: 'University' },
-);
+// Defined in domain/schemas.ts: the event data (domain/events.ts) shows them too.
+export { ReportedClaimsSchema, UniversitySchema };
 export const University = Ref(UniversitySchema);
-
-const nullable = <T extends TSchema>(schema: T, description: string) =>
-  Type.Union([schema, Type.Null()], { description });
-
-/**
- * Spec 6.3: `is_active_student`, `academic_level` and `valid_until` are always present;
- * `university_domain` when the business asked for it. Data minimization: a claim the business did
- * not ask for, or that the format proves without revealing, is null.
- */
-export const ReportedClaimsSchema = Type.Object(
-  {
-    is_active_student: nullable(Type.Boolean(), 'null only when no presentation qualified'),
-    university_domain: Type.Optional(
-      nullable(Type.String(), 'Present when requested; null if the student did not disclose it'),
-    ),
-    academic_level: nullable(Type.String(), 'null when not requested or not disclosed'),
-    valid_until: nullable(
-      Type.String(),
-      'null when not requested, or when the format proves it lies in the future without revealing it (groth16)',
-    ),
-  },
-  {
-    $id: 'ReportedClaims',
-    description: 'The claims of the result: the spec 6.3 keys always, each null when not requested or not revealed',
-  },
-);
 export const ReportedClaims = Ref(ReportedClaimsSchema);
 
 export const ResultWarningCodeEnum = StringEnum(RESULT_WARNING_CODES, {

@@ -1158,7 +1158,10 @@ export interface components {
         VerificationCompletedEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "verification.completed";
             /**
              * Format: date-time
@@ -1173,7 +1176,10 @@ export interface components {
         VerificationExpiredEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "verification.expired";
             /**
              * Format: date-time
@@ -1188,7 +1194,10 @@ export interface components {
         VerificationCancelledEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "verification.cancelled";
             /**
              * Format: date-time
@@ -1203,7 +1212,10 @@ export interface components {
         VerificationRedactedEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "verification.redacted";
             /**
              * Format: date-time
@@ -1218,7 +1230,10 @@ export interface components {
         ConsentApprovedEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "consent.approved";
             /**
              * Format: date-time
@@ -1233,7 +1248,10 @@ export interface components {
         ConsentDeclinedEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "consent.declined";
             /**
              * Format: date-time
@@ -1248,7 +1266,10 @@ export interface components {
         WebhookTestEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "webhook.test";
             /**
              * Format: date-time
