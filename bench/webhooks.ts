@@ -188,7 +188,11 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const data = {
   verified: true,
   university: { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' },
-  claims: { is_active_student: true, academic_level: 'undergraduate', valid_until: '2027-09-30T00:00:00.000Z' },
+  claims: {
+    is_active_student: true,
+    academic_level: 'undergraduate' as const,
+    valid_until: '2027-09-30T00:00:00.000Z',
+  },
 };
 
 /** An organization with one endpoint at `url`; `emit()` commits one event for it and notes the commit time. */

@@ -11,7 +11,7 @@ import type { DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession, submit } from './support/sessions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
-import { createEndpoint, waitUntil, within, workerFor } from './support/webhooks.ts';
+import { completedData, createEndpoint, waitUntil, within, workerFor } from './support/webhooks.ts';
 
 /**
  * Every use case that records an event, or makes deliveries due again, wakes the delivery workers
@@ -263,11 +263,11 @@ forEachDialect('unit of work writes an event', (dialect) => {
     try {
       const source = { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const };
       const record = (sessionId: string) =>
-        unitOfWork((work) => work.record(source, 'verification.completed', { sessionId }));
+        unitOfWork((work) => work.record(source, 'verification.completed', completedData(sessionId)));
       // Rolled back: nothing written, and the NOTIFY queued with it is dropped.
       await assert.rejects(
         unitOfWork(async (work) => {
-          await work.record(source, 'verification.completed', { sessionId: 'sess_rolledback' });
+          await work.record(source, 'verification.completed', completedData('sess_rolledback'));
           throw new Error('the use case fails after recording');
         }),
         /fails after recording/,
@@ -334,9 +334,9 @@ forEachDialect('unit of work cannot hang', (dialect) => {
     await within(
       10_000,
       unitOfWork(async (outer) => {
-        await outer.record(source(), 'verification.completed', { sessionId: 'sess_nested_outer' });
+        await outer.record(source(), 'verification.completed', completedData('sess_nested_outer'));
         await unitOfWork((inner) =>
-          inner.record(source(), 'verification.completed', { sessionId: 'sess_nested_inner' }),
+          inner.record(source(), 'verification.completed', completedData('sess_nested_inner')),
         );
       }),
       'the nested unit of work',
@@ -349,7 +349,7 @@ forEachDialect('unit of work cannot hang', (dialect) => {
         10_000,
         unitOfWork(async () => {
           await unitOfWork((inner) =>
-            inner.record(source(), 'verification.completed', { sessionId: 'sess_nested_gone' }),
+            inner.record(source(), 'verification.completed', completedData('sess_nested_gone')),
           );
           throw new Error('outer fails after the inner one returned');
         }),

@@ -9,7 +9,7 @@ import type { DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 import { buildPresentation, consent, createSession, submit } from './support/sessions.ts';
-import { createEndpoint, emitEvent, sentHeaders, within, workerFor } from './support/webhooks.ts';
+import { completedData, createEndpoint, emitEvent, sentHeaders, within, workerFor } from './support/webhooks.ts';
 
 /** HMAC-SHA256 of `t.body`, computed here without the service's signing code. */
 const hmac = (secret: string, t: string, body: Buffer) =>
@@ -198,7 +198,7 @@ forEachDialect('webhook delivery', (dialect) => {
           await work.record(
             { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' },
             'verification.completed',
-            { sessionId: 'sess_x' },
+            completedData('sess_x'),
           );
           throw new Error('the state change failed');
         }),

@@ -1,28 +1,13 @@
-import { Type, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { ERROR_STATUS, type ErrorCode, type ErrorReason } from '../errors.ts';
-import { ENVIRONMENTS } from '../domain/environment.ts';
+import { EnvironmentSchema, IsoTimestamp, Ref, StringEnum } from '../domain/schemas.ts';
 import { REJECTION_REASONS } from '../proofs/types.ts';
 import { TARGET_URL_REFUSALS } from '../outbound/ssrf.ts';
 import { MULTILINE } from './text-guard.ts';
 
 /** Schemas shared by every route: the envelopes, the error body, pagination. */
 
-/**
- * A closed list of strings as one `enum` (what generators turn into a union type), not an anyOf
- * of single-value consts. Validation is the same: the value must be one of `values`.
- */
-export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}) {
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
-}
-
-/**
- * A reference to a named component schema (one with an `$id`, registered once by the app): the
- * OpenAPI document shows `$ref: '#/components/schemas/<$id>'` instead of a copy.
- */
-export function Ref<T extends TSchema>(schema: T, options: SchemaOptions = {}): TUnsafe<Static<T>> {
-  if (typeof schema.$id !== 'string') throw new Error('Ref: the schema has no $id');
-  return Type.Unsafe<Static<T>>({ ...options, $ref: schema.$id });
-}
+export { Ref, StringEnum };
 
 export const ErrorCodeSchema = StringEnum(Object.keys(ERROR_STATUS) as ErrorCode[], {
   $id: 'ErrorCode',
@@ -88,13 +73,9 @@ export function MultilineText(options: { maxLength: number; description?: string
   return Type.String({ ...options, [MULTILINE]: true });
 }
 
-export const EnvironmentSchema = StringEnum(ENVIRONMENTS, {
-  $id: 'Environment',
-  description: 'sandbox (sk_test_ keys, sandbox universities) or live (sk_live_ keys)',
-});
+// Defined in domain/schemas.ts, beside the schemas of the event envelope that use them.
+export { EnvironmentSchema, IsoTimestamp };
 export const Environment = Ref(EnvironmentSchema);
-
-export const IsoTimestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
 
 const STATUS_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request',

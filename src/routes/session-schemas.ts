@@ -1,8 +1,9 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ACADEMIC_LEVELS, CLAIM_CATALOGUE, type AcademicLevel } from '../domain/claims.ts';
+import { CLAIM_CATALOGUE } from '../domain/claims.ts';
 import { CREDENTIAL_FORMATS } from '../domain/credentials.ts';
 import { FAILURE_REASONS, RESULT_WARNING_CODES, WALLET_PROTOCOLS } from '../domain/session.ts';
 import { SESSION_STATUSES, type SessionStatus } from '../domain/session-state.ts';
+import { AcademicLevelEnum, ReportedClaimsSchema, UniversitySchema } from '../domain/schemas.ts';
 import { Environment, IsoTimestamp, Ref, StringEnum } from '../http/schemas.ts';
 
 export const SessionStatusEnum = StringEnum(SESSION_STATUSES, {
@@ -20,51 +21,14 @@ export const ClaimNameEnum = StringEnum(CLAIM_CATALOGUE, {
 });
 export const ClaimNameSchema = Ref(ClaimNameEnum);
 
-export const AcademicLevelEnum = StringEnum(Object.keys(ACADEMIC_LEVELS) as AcademicLevel[], {
-  $id: 'AcademicLevel',
-});
-
 export const FailureReasonEnum = StringEnum(FAILURE_REASONS, {
   $id: 'FailureReason',
   description: 'Why a completed session is not verified',
 });
 
-export const UniversitySchema = Type.Object(
-  {
-    name: Type.String(),
-    domain: Type.String(),
-    country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
-  },
-  { $id: 'University' },
-);
+// Defined in domain/schemas.ts: the event data (domain/events.ts) shows them too.
+export { AcademicLevelEnum, ReportedClaimsSchema, UniversitySchema };
 export const University = Ref(UniversitySchema);
-
-const nullable = <T extends TSchema>(schema: T, description: string) =>
-  Type.Union([schema, Type.Null()], { description });
-
-/**
- * Always reported (docs/sessions.md): `is_active_student`, `academic_level` and `valid_until` are always present;
- * `university_domain` when the business asked for it. Data minimization: a claim the wallet was
- * not asked for (`valid_until` always is), or that the format proves without revealing, is null.
- */
-export const ReportedClaimsSchema = Type.Object(
-  {
-    is_active_student: nullable(Type.Boolean(), 'null only when no presentation qualified'),
-    university_domain: Type.Optional(
-      nullable(Type.String(), 'Present when requested; null if the student did not disclose it'),
-    ),
-    academic_level: nullable(Ref(AcademicLevelEnum), 'null when not requested or not disclosed'),
-    valid_until: nullable(
-      Type.String(),
-      'Always asked of the wallet, so reported whenever the format reveals it (sd-jwt-vc, bbs); null when not disclosed, or when the format proves it lies in the future without revealing it (groth16)',
-    ),
-  },
-  {
-    $id: 'ReportedClaims',
-    description:
-      'The claims of the result: the three always-reported keys, each null when not requested or not revealed',
-  },
-);
 export const ReportedClaims = Ref(ReportedClaimsSchema);
 
 export const ResultWarningCodeEnum = StringEnum(RESULT_WARNING_CODES, {

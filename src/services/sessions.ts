@@ -7,6 +7,7 @@ import type { Principal } from '../domain/principal.ts';
 import type { PageRequest } from '../store/pagination.ts';
 import { findSession, listSessions, transitionSession } from '../store/sessions.ts';
 import { type Session, type SessionResult } from '../domain/session.ts';
+import type { EventData } from '../domain/events.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
 
@@ -129,7 +130,7 @@ export function sessionView(session: Session, deps: Pick<ServiceDeps, 'config' |
 }
 
 /** `verification.completed` data (docs/webhooks.md), plus the wallet protocol that answered. */
-export function completedEventData(sessionId: string, result: SessionResult) {
+export function completedEventData(sessionId: string, result: SessionResult): EventData<'verification.completed'> {
   return {
     sessionId,
     verified: result.verified,

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Clock } from '../domain/clock.ts';
 import type { Environment } from '../domain/environment.ts';
-import type { EventEnvelope, EventType } from '../domain/events.ts';
+import type { EventData, EventOf, EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import type { Db } from '../store/db.ts';
 import { insideTransactionOf } from '../store/dialect.ts';
@@ -22,16 +22,17 @@ export interface Work {
   readonly db: Db;
   /**
    * Records an event in the outbox with one delivery per subscribed endpoint of its application:
-   * it commits with the state change that caused it, or neither does.
+   * it commits with the state change that caused it, or neither does. `data` is typed by the
+   * event's schema (domain/events.ts), the one the events route and the webhook body use.
    */
-  record(source: EventSource, type: EventType, data: Record<string, unknown>): Promise<EventEnvelope>;
+  record<E extends EventType>(source: EventSource, type: E, data: EventData<E>): Promise<EventOf<E>>;
   /** Records an event delivered to exactly these endpoints, whatever they subscribe to (a test event). */
-  recordFor(
+  recordFor<E extends EventType>(
     source: EventSource,
-    type: EventType,
-    data: Record<string, unknown>,
+    type: E,
+    data: EventData<E>,
     endpointIds: string[],
-  ): Promise<{ event: EventEnvelope; deliveries: NewDelivery[] }>;
+  ): Promise<{ event: EventOf<E>; deliveries: NewDelivery[] }>;
   /** Existing deliveries became due without a new event (a manual retry, an endpoint enabled again). */
   deliveriesDue(): void;
 }
@@ -60,14 +61,15 @@ export function createUnitOfWork(deps: {
   sessions?: SessionChanges;
 }): UnitOfWork {
   const { clock } = deps;
-  const envelope = (source: EventSource, type: EventType, data: Record<string, unknown>): EventEnvelope => ({
-    id: newId('event', clock),
-    event: type,
-    createdAt: clock.now().toISOString(),
-    appId: source.appId,
-    environment: source.environment,
-    data,
-  });
+  const envelope = <E extends EventType>(source: EventSource, type: E, data: EventData<E>) =>
+    ({
+      id: newId('event', clock),
+      event: type,
+      createdAt: clock.now().toISOString(),
+      appId: source.appId,
+      environment: source.environment,
+      data,
+    }) as EventOf<E>;
 
   const { origin } = deps.wakeups;
   return async function unitOfWork<T>(work: (w: Work) => Promise<T>): Promise<T> {
@@ -89,8 +91,8 @@ export function createUnitOfWork(deps: {
     let dueUnannounced = false;
     // Every session event names its session: whoever waits for it looks again after commit.
     const sessions = new Set<string>();
-    const touched = (data: Record<string, unknown>) => {
-      if (typeof data.sessionId === 'string') sessions.add(data.sessionId);
+    const touched = (data: object) => {
+      if ('sessionId' in data && typeof data.sessionId === 'string') sessions.add(data.sessionId);
     };
     const result = await deps.db.transaction().execute(async (trx) => {
       const w: Work = {

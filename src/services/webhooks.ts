@@ -1,4 +1,4 @@
-import { EVENT_TYPES, isEventType, type EventType } from '../domain/events.ts';
+import { EVENT_TYPES, isEventType, type EventData, type EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { ApiError, invalidRequest, notFound } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
@@ -245,7 +245,10 @@ function assertEnabled(endpoint: WebhookEndpoint): void {
 export async function sendTestEvent(deps: ServiceDeps, principal: Principal, id: string): Promise<Delivery> {
   const endpoint = await endpointForCaller(deps, principal, id);
   assertEnabled(endpoint);
-  const data = { endpointId: endpoint.id, message: 'This is a test event sent from the Matricula API.' };
+  const data: EventData<'webhook.test'> = {
+    endpointId: endpoint.id,
+    message: 'This is a test event sent from the Matricula API.',
+  };
   const { deliveries } = await deps.unitOfWork((work) => work.recordFor(endpoint, 'webhook.test', data, [endpoint.id]));
   const [delivery] = deliveries;
   return (await findDelivery(deps.db, endpoint.id, delivery.id))!;

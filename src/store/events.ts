@@ -8,12 +8,13 @@ import type { EventsTable } from './schema.ts';
 function toEnvelope(row: Omit<EventsTable, 'session_id'>): EventEnvelope {
   return {
     id: row.id,
-    event: row.type as EventType,
+    event: row.type,
     createdAt: row.created_at,
     appId: row.app_id,
     environment: row.environment,
-    data: JSON.parse(row.data) as Record<string, unknown>,
-  };
+    // Written by the unit of work, whose producers' types are the event schemas (domain/events.ts).
+    data: JSON.parse(row.data) as unknown,
+  } as EventEnvelope;
 }
 
 /** The stored row of an event, for the caller to insert, alone or in a larger statement. */
@@ -27,7 +28,7 @@ export function eventRow(event: EventEnvelope, orgId: string): Insertable<Events
     data: JSON.stringify(event.data),
     created_at: event.createdAt,
     // Every event about a session names it in data.sessionId (domain/events.ts); redaction finds them here.
-    session_id: typeof event.data.sessionId === 'string' ? event.data.sessionId : null,
+    session_id: 'sessionId' in event.data && typeof event.data.sessionId === 'string' ? event.data.sessionId : null,
   };
 }
 

@@ -5,7 +5,11 @@ import type { SendResult } from './sender.ts';
 
 /** The pure decisions of a delivery: what is sent, with which secrets, and what follows an attempt. */
 
-/** The request body: exactly the event envelope of docs/webhooks.md, in its order. */
+/**
+ * The request body: exactly the event envelope of docs/webhooks.md, in its order. `event` is typed by the event
+ * schemas (domain/events.ts), the ones the events route answers with: its data is what the
+ * producer recorded under its type's schema.
+ */
 export function envelopeBody(event: EventEnvelope): string {
   const { id, event: name, createdAt, appId, environment, data } = event;
   return JSON.stringify({ id, event: name, createdAt, appId, environment, data });

@@ -1,4 +1,4 @@
-import type { EventEnvelope, EventType } from '../../src/domain/events.ts';
+import type { EventData, EventOf, EventType } from '../../src/domain/events.ts';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/worker.ts';
 import type { Harness, Tenant } from './harness.ts';
 import type { RecordedRequest, WebhookReceiver } from './webhook-receiver.ts';
@@ -36,21 +36,25 @@ export function completedData(sessionId: string) {
     sessionId,
     verified: true,
     university: { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' },
-    claims: { is_active_student: true, academic_level: 'undergraduate', valid_until: '2027-09-30T00:00:00.000Z' },
+    claims: {
+      is_active_student: true,
+      academic_level: 'undergraduate' as const,
+      valid_until: '2027-09-30T00:00:00.000Z',
+    },
   };
 }
 
 /** Records an event as a state change would: through the app's unit of work and its outbox. */
-export async function emitEvent(
+export async function emitEvent<E extends EventType = 'verification.completed'>(
   h: Harness,
   tenant: Tenant,
-  type: EventType = 'verification.completed',
-  data?: Record<string, unknown>,
-): Promise<EventEnvelope> {
+  type: E = 'verification.completed' as E,
+  data?: EventData<E>,
+): Promise<EventOf<E>> {
   const source = { appId: tenant.appId, orgId: tenant.orgId, environment: 'sandbox' as const };
-  return h.services.unitOfWork((work) =>
-    work.record(source, type, data ?? completedData(`sess_${Math.random().toString(36).slice(2)}`)),
-  );
+  // Without data: a verification.completed about a new session (the default type).
+  const fallback = () => completedData(`sess_${Math.random().toString(36).slice(2)}`) as EventData<E>;
+  return h.services.unitOfWork((work) => work.record(source, type, data ?? fallback()));
 }
 
 /**

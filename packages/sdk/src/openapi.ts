@@ -1127,7 +1127,7 @@ export interface components {
              */
             deletedAt: string;
         };
-        /** @description data of verification.completed, plus the protocol that answered */
+        /** @description data of verification.completed (spec 6.3, plus protocol) */
         VerificationCompletedData: {
             sessionId: string;
             verified: boolean;
@@ -1166,7 +1166,10 @@ export interface components {
         VerificationCompletedEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "verification.completed";
             /**
              * Format: date-time
@@ -1181,7 +1184,10 @@ export interface components {
         VerificationExpiredEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "verification.expired";
             /**
              * Format: date-time
@@ -1196,7 +1202,10 @@ export interface components {
         VerificationCancelledEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "verification.cancelled";
             /**
              * Format: date-time
@@ -1211,7 +1220,10 @@ export interface components {
         VerificationRedactedEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "verification.redacted";
             /**
              * Format: date-time
@@ -1226,7 +1238,10 @@ export interface components {
         ConsentApprovedEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "consent.approved";
             /**
              * Format: date-time
@@ -1241,7 +1256,10 @@ export interface components {
         ConsentDeclinedEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "consent.declined";
             /**
              * Format: date-time
@@ -1256,7 +1274,10 @@ export interface components {
         WebhookTestEvent: {
             /** @description Prefix evt_ */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "webhook.test";
             /**
              * Format: date-time
@@ -1267,7 +1288,7 @@ export interface components {
             environment: components["schemas"]["Environment"];
             data: components["schemas"]["WebhookTestData"];
         };
-        /** @description An event; `event` says which, and the shape of `data` */
+        /** @description An event (spec 2.4); `event` says which, and the shape of `data` */
         Event: components["schemas"]["VerificationCompletedEvent"] | components["schemas"]["VerificationExpiredEvent"] | components["schemas"]["VerificationCancelledEvent"] | components["schemas"]["VerificationRedactedEvent"] | components["schemas"]["ConsentApprovedEvent"] | components["schemas"]["ConsentDeclinedEvent"] | components["schemas"]["WebhookTestEvent"];
         /**
          * @description Why a presentation is cryptographically unacceptable

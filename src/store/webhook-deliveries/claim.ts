@@ -333,8 +333,9 @@ export async function claimDueDeliveries(
         createdAt: row.event_created_at,
         appId: row.app_id,
         environment: row.environment,
-        data: JSON.parse(row.data) as Record<string, unknown>,
-      },
+        // Written by the unit of work, whose producers' types are the event schemas (domain/events.ts).
+        data: JSON.parse(row.data) as unknown,
+      } as EventEnvelope,
       endpoint: {
         id: row.endpoint_id,
         url: row.url,
