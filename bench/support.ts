@@ -15,7 +15,7 @@ import { Pool, WebSocket } from 'undici';
 import { systemClock } from '../src/domain/clock.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { openStore } from '../src/store/db.ts';
-import { freePort } from '../test/support/server.ts';
+import { unusedPort } from '../test/support/server.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -129,6 +129,15 @@ async function waitUntilAnswering(origin: string, child: ChildProcess, stderr: (
  * default), logging at its defaults to /dev/null. `root` lets the same client drive another
  * checkout (the "before" of a before/after). `cpuProfDir` adds --cpu-prof.
  */
+/**
+ * A port for a process the bench starts, chosen before it starts. The tests listen on port 0 and
+ * read the port back from the log; the bench cannot: it discards the service's standard output
+ * (reading it would cost the client CPU it measures) and may drive another checkout (the "before"
+ * of a before/after) whose logs it does not know. Another process taking the port in between makes
+ * the run fail at start, never measure the wrong server.
+ */
+const freePort = unusedPort;
+
 export async function startService(options: {
   root: string;
   databaseUrl: string;

@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { sdJwtVcBuilder } from '../src/proofs/sd-jwt-vc/builder.ts';
 import { PG_SKIP_MESSAGE, startHarness, type Harness, type Tenant } from './support/harness.ts';
-import { freePort } from './support/server.ts';
 import { ACTIVE_STUDENT } from './support/sessions.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
@@ -43,7 +42,6 @@ describePostgres('PostgreSQL outages', () => {
   let receiver: WebhookReceiver;
   let proxy: TcpProxy;
   let service: WorkerProcess | undefined;
-  let baseUrl: string;
   let applicationName: string;
 
   before(async () => {
@@ -77,13 +75,16 @@ describePostgres('PostgreSQL outages', () => {
     return url.toString();
   }
 
-  async function startService(): Promise<WorkerProcess> {
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
+  /**
+   * The service's BASE_URL: the audience its presentations name. It need not be the address it
+   * listens on (PORT=0: the kernel picks one, read back with `service.port()`).
+   */
+  const baseUrl = 'http://matricula.test';
+
+  function startService(): WorkerProcess {
     service = spawnService(
       serviceDatabaseUrl(),
       {
-        PORT: String(port),
         HOST: '127.0.0.1',
         BASE_URL: baseUrl,
         DATABASE_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
@@ -99,7 +100,7 @@ describePostgres('PostgreSQL outages', () => {
 
   async function call(method: string, path: string, body?: unknown, auth = false): Promise<Answer> {
     const started = performance.now();
-    const res = await fetch(`${baseUrl}${path}`, {
+    const res = await fetch(`http://127.0.0.1:${service!.port()}${path}`, {
       method,
       headers: {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
@@ -203,7 +204,7 @@ describePostgres('PostgreSQL outages', () => {
   }
 
   test('connections terminated mid-load: no process dies, nothing is lost', { timeout: 120_000 }, async () => {
-    await within(30_000, (await startService()).ready, 'the service to start');
+    await within(30_000, startService().ready, 'the service to start');
     const completed: string[] = [];
     let terminations = 0;
     for (let i = 0; i < 12; i++) {
@@ -231,7 +232,7 @@ describePostgres('PostgreSQL outages', () => {
       timeout: 120_000,
     },
     async () => {
-      await within(30_000, (await startService()).ready, 'the service to start');
+      await within(30_000, startService().ready, 'the service to start');
       const before = await completeOne();
       await assertEveryCompletionDelivered([before], 15_000);
 
@@ -258,7 +259,7 @@ describePostgres('PostgreSQL outages', () => {
   );
 
   test('PostgreSQL silent: requests answer 503 within the timeouts, never hang', { timeout: 120_000 }, async () => {
-    await within(30_000, (await startService()).ready, 'the service to start');
+    await within(30_000, startService().ready, 'the service to start');
     const warm = await completeOne();
     await assertEveryCompletionDelivered([warm], 15_000);
 
@@ -281,7 +282,7 @@ describePostgres('PostgreSQL outages', () => {
 
   test('started while PostgreSQL is down: waits, then comes up', { timeout: 120_000 }, async () => {
     await proxy.down();
-    const starting = await startService();
+    const starting = startService();
     const waiting = async () => {
       while ((starting.output().match(/the database is unreachable; waiting for it/g) ?? []).length < 2)
         await new Promise((resolve) => starting.child.stdout!.once('data', resolve));

@@ -6,7 +6,7 @@ import { forEachDialect, useHarness, type Harness, type Tenant } from './support
 import { buildPresentation, consent, createSession, submit } from './support/sessions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 import { createEndpoint, emitEvent, within, workerFor } from './support/webhooks.ts';
-import { freePort } from './support/server.ts';
+import { listeningPortIn } from './support/server.ts';
 import { spawnWorker } from './support/worker-process.ts';
 
 /** The value of one sample of the exposition text, or undefined when it is absent. */
@@ -196,14 +196,15 @@ forEachDialect('GET /metrics', (dialect) => {
         // An event only this endpoint subscribes to: one delivery.
         await createEndpoint(h, tenant, receiver.url, ['verification.cancelled']);
         const before = receiver.requests.length;
-        const port = await freePort();
+        // METRICS_PORT=0: the kernel picks the port, and the worker logs it.
         const worker = spawnWorker(h.testStore.url, {
-          METRICS_PORT: String(port),
+          METRICS_PORT: '0',
           METRICS_TOKEN: TOKEN,
           HOST: '127.0.0.1',
         });
         try {
           await within(150_000, worker.ready, 'the worker to start');
+          const port: number = listeningPortIn(worker.output(), 'metrics') ?? assert.fail(worker.output());
           await emitEvent(h, tenant, 'verification.cancelled', { sessionId: 'sess_metrics_worker' });
           await within(30_000, receiver.waitForRequests(before + 1), 'the worker to deliver');
           // The outcome is recorded just after the answer: scrape (each a real round trip, no sleep)

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { createLogger } from '../src/logging.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
-import { freePort } from './support/server.ts';
 import { createSession, type CreatedSession } from './support/sessions.ts';
 
 /**
@@ -151,8 +150,8 @@ forEachDialect('OpenID4VP errors: limits, drain and multi-line form fields', (di
 
   test('a request that arrives while the server stops gets 503 with Retry-After, not a server_error', async () => {
     h.clock.advance(60_000);
-    const port = await freePort();
-    await h.app.listen({ port, host: '127.0.0.1' });
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = h.app.server.address() as AddressInfo;
     const socket = connect(port, '127.0.0.1');
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
     let received = '';

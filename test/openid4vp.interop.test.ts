@@ -19,7 +19,7 @@ import {
   type Harness,
   type Tenant,
 } from './support/harness.ts';
-import { freePort } from './support/server.ts';
+import { loopbackServer } from './support/server.ts';
 import { CA_USAGE, certificate, newIssuerKey, pem, SIGNING_USAGE } from './support/university.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 import { createEndpoint, workerFor } from './support/webhooks.ts';
@@ -134,25 +134,29 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
     });
 
   before(async () => {
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
-    h = await startHarness(dialect, { BASE_URL: baseUrl, PORT: String(port) });
+    // Each app listens before it is built (port 0, read back): its BASE_URL names that address.
+    const main = await loopbackServer();
+    baseUrl = main.origin;
+    h = await startHarness(dialect, { BASE_URL: baseUrl, PORT: String(main.port) });
     // The holder's library checks the request object's exp against the real time: start there.
     h.clock.advance(Math.max(0, Date.now() - h.clock.now().getTime()));
-    await h.app.listen({ port, host: '127.0.0.1' });
+    await main.serve(h.app);
     tenant = await h.bootstrap('sandbox');
     // A second process over the same database that asks for unencrypted responses (direct_post).
-    const plainPort = await freePort();
-    const plainBase = `http://127.0.0.1:${plainPort}`;
+    const plainServer = await loopbackServer();
     const store = await h.testStore.openAnother();
     const { app } = await buildTestApp(
       store,
       h.clock,
-      testConfig({ BASE_URL: plainBase, PORT: String(plainPort), OPENID4VP_RESPONSE_MODE: 'direct_post' }),
+      testConfig({
+        BASE_URL: plainServer.origin,
+        PORT: String(plainServer.port),
+        OPENID4VP_RESPONSE_MODE: 'direct_post',
+      }),
     );
     app.addHook('onClose', () => store.close());
-    await app.listen({ port: plainPort, host: '127.0.0.1' });
-    plain = { app, baseUrl: plainBase };
+    await plainServer.serve(app);
+    plain = { app, baseUrl: plainServer.origin };
     {
       const now = h.clock.now();
       const rootKey = await newIssuerKey();
@@ -180,21 +184,21 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
         `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END PRIVATE KEY-----\n`,
       );
       writeFileSync(join(dir, 'chain.pem'), `${pem(leaf)}\n${pem(intermediate)}\n`);
-      const port = await freePort();
-      const operatorBase = `http://127.0.0.1:${port}`;
+      const operatorServer = await loopbackServer();
+      const operatorBase = operatorServer.origin;
       const operatorStore = await h.testStore.openAnother();
       const built = await buildTestApp(
         operatorStore,
         h.clock,
         testConfig({
           BASE_URL: operatorBase,
-          PORT: String(port),
+          PORT: String(operatorServer.port),
           OPENID4VP_SIGNING_KEY_FILE: join(dir, 'key.pem'),
           OPENID4VP_CERTIFICATE_CHAIN_FILE: join(dir, 'chain.pem'),
         }),
       );
       built.app.addHook('onClose', () => operatorStore.close());
-      await built.app.listen({ port, host: '127.0.0.1' });
+      await operatorServer.serve(built.app);
       operator = { app: built.app, baseUrl: operatorBase, rootPem: pem(root), dir };
     }
     receiver = await startWebhookReceiver();
@@ -579,18 +583,18 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
   });
 
   test('redirect_uri client identifier (development): the unsigned request by value is answered', async () => {
-    const port = await freePort();
+    const server = await loopbackServer();
     const store = await h.testStore.openAnother();
     const { app } = await buildTestApp(
       store,
       h.clock,
       testConfig({
-        BASE_URL: `http://127.0.0.1:${port}`,
-        PORT: String(port),
+        BASE_URL: server.origin,
+        PORT: String(server.port),
         OPENID4VP_CLIENT_ID_PREFIX: 'redirect_uri',
       }),
     );
-    await app.listen({ port, host: '127.0.0.1' });
+    await server.serve(app);
     try {
       const session = await createSession(app);
       const params = uriParameters(session.openid4vpUri);
@@ -601,9 +605,7 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
       assert.equal((await status(session.sessionId)).result.protocol, 'openid4vp');
       // There is no request object to fetch under this prefix.
       const token = new URL(params.response_uri!).searchParams.get('token');
-      const res = await fetch(
-        `http://127.0.0.1:${port}/openid4vp/v1/sessions/${session.sessionId}/request?token=${token}`,
-      );
+      const res = await fetch(`${server.origin}/openid4vp/v1/sessions/${session.sessionId}/request?token=${token}`);
       assert.equal(res.status, 400);
     } finally {
       await app.close();

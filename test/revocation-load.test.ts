@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { systemClock, TestClock } from '../src/domain/clock.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
-import { freePort, listeningApp } from './support/server.ts';
+import { listeningApp, listeningPortIn } from './support/server.ts';
 
 /**
  * The revocation guarantee under load: clients keep requests in flight against two processes over
@@ -33,11 +33,10 @@ interface Outcome {
 
 /** `src/main.ts --role api` over the same database, resolved once it logged that it listens. */
 async function spawnApiProcess(databaseUrl: string): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
+  // PORT=0: the kernel picks the port, read back from the log (nothing here depends on BASE_URL).
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'api'], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', BASE_URL: baseUrl },
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -49,7 +48,9 @@ async function spawnApiProcess(databaseUrl: string): Promise<{ child: ChildProce
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('exit', (code) => reject(new Error(`the api process exited (${code}):\n${output}`)));
   });
-  return { child, baseUrl };
+  const port = listeningPortIn(output);
+  if (port === undefined) throw new Error(`the api process did not log its port:\n${output}`);
+  return { child, baseUrl: `http://127.0.0.1:${port}` };
 }
 
 forEachDialect('revocation under load, two processes', (dialect) => {

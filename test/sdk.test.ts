@@ -14,7 +14,7 @@ import { TestClock } from '../src/domain/clock.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { seedSandboxIssuers } from '../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
-import { freePort, listeningApp } from './support/server.ts';
+import { listeningApp, unusedPort } from './support/server.ts';
 
 /**
  * The SDK (packages/sdk) against the real app listening on loopback, on both databases: no mocks.
@@ -277,7 +277,9 @@ forEachDialect('SDK against a real server', (dialect) => {
   });
 
   test('a refused connection is retried until the server listens; after maxRetries it is network_error', async () => {
-    const port = await freePort();
+    // The one place a port is chosen before anything listens: the point is a refused connection
+    // first, then a server on that same port. Port 0 cannot express that.
+    const port = await unusedPort();
     const proxy = await flakyProxy(baseUrl, 0, 200);
     // Nothing listens on `port` at first: the attempt is refused by the kernel. After the first
     // refusal a forwarder starts listening there, and the retry goes through.
@@ -325,7 +327,7 @@ forEachDialect('SDK against a real server', (dialect) => {
       assert.equal(proxy.seen.length, 1);
       assert.equal(proxy.seen[0]['idempotency-key'], attempts[0].key);
 
-      const closedPort = await freePort();
+      const closedPort = await unusedPort();
       let calls = 0;
       const counting: typeof fetch = (input, init) => {
         calls++;

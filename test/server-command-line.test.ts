@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { freePort } from './support/server.ts';
+// unusedPort: these tests are about choosing the port (--port, PORT for npm start), so they must name one.
+import { unusedPort } from './support/server.ts';
 
 /**
  * The service's own command line, as a new operator meets it: `--help` and `--version` answer and
@@ -64,7 +65,7 @@ test('an unknown flag or an argument is an error naming it, exit 2', () => {
 });
 
 test('--port and --host are where the service listens; --role is still read', { timeout: 90_000 }, async () => {
-  const port = await freePort();
+  const port = await unusedPort();
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', 'src/main.ts', '--port', String(port), '--host', '127.0.0.1', '--role', 'all'],
@@ -115,7 +116,7 @@ for (const [how, signal, group] of [
   ['Ctrl-C (SIGINT to the process group)', 'SIGINT', true],
 ] as const) {
   test(`npm start: ${how} stops the service and frees its port`, { timeout: 120_000 }, async () => {
-    const port = await freePort();
+    const port = await unusedPort();
     const npm = spawn('npm', ['start', '--', '--port', String(port), '--host', '127.0.0.1'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, `npm-${signal}.sqlite`)}`, LOG_LEVEL: 'info' },

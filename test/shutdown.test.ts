@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
-import { freePort } from './support/server.ts';
+import { listeningPortIn } from './support/server.ts';
 
 /**
  * Issue 10, SIGTERM in the `all` role reset in-flight connections. A real process
@@ -63,16 +63,15 @@ forEachDialect('Graceful stop', (dialect) => {
     'SIGTERM in the all role: in-flight request completes, a new one gets 503, exit 0',
     { timeout: 90_000 },
     async () => {
-      const port = await freePort();
+      // PORT=0: the kernel picks the port, read back from the log once it listens.
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
         cwd: ROOT,
         env: {
           ...process.env,
           ROLE: 'all',
           DATABASE_URL: db.url,
-          PORT: String(port),
+          PORT: '0',
           HOST: '127.0.0.1',
-          BASE_URL: `http://127.0.0.1:${port}`,
           // debug: the server logs a request as soon as it has begun it ('request received').
           LOG_LEVEL: 'debug',
         },
@@ -101,6 +100,7 @@ forEachDialect('Graceful stop', (dialect) => {
             ]);
       try {
         await logged('Matricula is listening');
+        const port: number = listeningPortIn(output) ?? assert.fail(output);
 
         // B: a request whose head is still arriving when the server stops (its connection is not idle).
         const b = await openSocket(port);

@@ -11,7 +11,7 @@ import type { DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession, submit } from './support/sessions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
-import { completedData, createEndpoint, waitUntil, within, workerFor } from './support/webhooks.ts';
+import { completedData, createEndpoint, waitUntil, within, workerAttempts, workerFor } from './support/webhooks.ts';
 
 /**
  * Every use case that records an event, or makes deliveries due again, wakes the delivery workers
@@ -72,14 +72,18 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
         assert.equal(requests[before].headers['x-service-event'], type);
         // The attempt is recorded before the test moves on: moving the clock while a send is in
         // flight would run out its timeout, which lives on the same clock.
-        await waitUntil(async () => {
-          const sending = await h.store.db
-            .selectFrom('webhook_deliveries')
-            .select('id')
-            .where('status', '=', 'sending')
-            .execute();
-          return sending.length === 0;
-        }, 'every attempt to be recorded');
+        await waitUntil(
+          async () => {
+            const sending = await h.store.db
+              .selectFrom('webhook_deliveries')
+              .select('id')
+              .where('status', '=', 'sending')
+              .execute();
+            return sending.length === 0;
+          },
+          'every attempt to be recorded',
+          { on: [[workerAttempts, 'attempt']] },
+        );
       }
 
       test('consent.approved', async () => {
@@ -144,19 +148,23 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
 
       /** Waits until no delivery is due or being sent. */
       async function drained(): Promise<void> {
-        await waitUntil(async () => {
-          const open = await h.store.db
-            .selectFrom('webhook_deliveries')
-            .select('id')
-            .where((eb) =>
-              eb.or([
-                eb('status', '=', 'sending'),
-                eb.and([eb('status', '=', 'pending'), eb('due_at', '<=', h.clock.now().toISOString())]),
-              ]),
-            )
-            .execute();
-          return open.length === 0;
-        }, 'every due delivery to be delivered');
+        await waitUntil(
+          async () => {
+            const open = await h.store.db
+              .selectFrom('webhook_deliveries')
+              .select('id')
+              .where((eb) =>
+                eb.or([
+                  eb('status', '=', 'sending'),
+                  eb.and([eb('status', '=', 'pending'), eb('due_at', '<=', h.clock.now().toISOString())]),
+                ]),
+              )
+              .execute();
+            return open.length === 0;
+          },
+          'every due delivery to be delivered',
+          { on: [[workerAttempts, 'attempt']] },
+        );
       }
 
       test('verification.expired (the sweeper)', async () => {
@@ -221,14 +229,18 @@ forEachDialect('unit of work wakes the delivery workers', (dialect) => {
 
       /** The worker records an attempt after the receiver answered: wait for that record, not for time. */
       async function waitForStatus(deliveryId: string, status: string): Promise<void> {
-        await waitUntil(async () => {
-          const row = await h.store.db
-            .selectFrom('webhook_deliveries')
-            .select('status')
-            .where('id', '=', deliveryId)
-            .executeTakeFirst();
-          return row?.status === status;
-        }, `delivery ${deliveryId} to become ${status}`);
+        await waitUntil(
+          async () => {
+            const row = await h.store.db
+              .selectFrom('webhook_deliveries')
+              .select('status')
+              .where('id', '=', deliveryId)
+              .executeTakeFirst();
+            return row?.status === status;
+          },
+          `delivery ${deliveryId} to become ${status}`,
+          { on: [[workerAttempts, 'attempt']] },
+        );
       }
     });
   }

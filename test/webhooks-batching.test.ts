@@ -8,7 +8,15 @@ import { DeliveryWakeups } from '../src/webhooks/wake.ts';
 import { DEFAULT_MAX_PER_ENDPOINT, type DeliveryWorker } from '../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
-import { completedData, createEndpoint, emitEvent, waitUntil, within, workerFor } from './support/webhooks.ts';
+import {
+  completedData,
+  createEndpoint,
+  emitEvent,
+  waitUntil,
+  within,
+  workerAttempts,
+  workerFor,
+} from './support/webhooks.ts';
 
 /**
  * The delivery worker under load: short leases kept alive by a heartbeat, fair batched claims
@@ -410,7 +418,9 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     const { w } = countingWorker({ maxPerEndpoint: 2, maxInFlight: 3, pollIntervalMs, timeoutMs: 60_000 });
     await w.start();
     await within(5_000, retryReceiver.waitForRequests(1), 'the first attempt, answered 500');
-    await waitUntil(async () => !(await statusesOf(retried.id)).includes('sending'), 'the first attempt recorded');
+    await waitUntil(async () => !(await statusesOf(retried.id)).includes('sending'), 'the first attempt recorded', {
+      on: [[workerAttempts, 'attempt']],
+    });
     await w.settled();
     const dueAt = Date.parse((await rows(retried.id))[0].due_at!);
     // The look past the capped endpoint, 950 ms before the retry comes due (no wake-up announces it).
@@ -447,7 +457,9 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     await w.start();
     await within(5_000, receiver.waitForRequests(4), 'the endpoint to get its cap of four');
     gates[0].resolve();
-    await waitUntil(async () => (await statusesOf(capped.id)).includes('succeeded'), 'the first answer recorded');
+    await waitUntil(async () => (await statusesOf(capped.id)).includes('succeeded'), 'the first answer recorded', {
+      on: [[workerAttempts, 'attempt']],
+    });
     await w.settled();
     // The new delivery is the newest, behind the capped endpoint's 8 still due. The look at the
     // start found nothing; this commit is news since.

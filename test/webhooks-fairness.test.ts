@@ -6,7 +6,7 @@ import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_ENDPOINT, type DeliveryWorker } 
 import { DEFAULT_TIMEOUT_MS } from '../src/webhooks/sender.ts';
 import { forEachDialect, startHarness, type Harness } from './support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
-import { createEndpoint, emitEvent, waitUntil, within, workerFor } from './support/webhooks.ts';
+import { createEndpoint, emitEvent, waitUntil, within, workerAttempts, workerFor } from './support/webhooks.ts';
 
 /**
  * Endpoints that accept the connection and never answer ("black holes"), with long queues, must
@@ -91,7 +91,12 @@ forEachDialect('fair claims beside endpoints that never answer', (dialect) => {
           .execute()
       ).map((r) => r.status);
     // Answered and recorded before the clock moves: an answer still being read would time out too.
-    await waitUntil(async () => (await fastStatuses()).every((s) => s === 'succeeded'), 'the fast deliveries recorded');
+    const recorded = { on: [[workerAttempts, 'attempt']] as Array<[typeof workerAttempts, string]> };
+    await waitUntil(
+      async () => (await fastStatuses()).every((s) => s === 'succeeded'),
+      'the fast deliveries recorded',
+      recorded,
+    );
     // The black holes' sends time out: from then on each has one send at a time.
     const before = holes.map((hole) => hole.receiver.requests.length);
     h.clock.advance(DEFAULT_TIMEOUT_MS);
@@ -112,7 +117,7 @@ forEachDialect('fair claims beside endpoints that never answer', (dialect) => {
     // Everything else is open again: a burst to the fast endpoint is sent 16 at a time, at once.
     for (let i = 0; i < 40; i++) await emitEvent(h, fastTenant);
     await within(10_000, fast.waitForRequests(65), 'a burst of 40 beside black holes that time out');
-    await waitUntil(async () => (await fastStatuses()).every((s) => s === 'succeeded'), 'the burst recorded');
+    await waitUntil(async () => (await fastStatuses()).every((s) => s === 'succeeded'), 'the burst recorded', recorded);
     assert.deepEqual(await fastStatuses(), Array(65).fill('succeeded'));
     for (const hole of holes) assert.equal(await sendingTo(hole.endpointId), 1);
   });

@@ -22,7 +22,7 @@ import {
   type TestStore,
 } from './support/harness.ts';
 import { ROOT, staticImportGraph } from './support/import-graph.ts';
-import { freePort } from './support/server.ts';
+import { listeningPortIn } from './support/server.ts';
 import { createSession } from './support/sessions.ts';
 
 /**
@@ -142,16 +142,14 @@ forEachDialect('sandbox presentation of a format this installation cannot build'
 async function startServiceWithoutDev(
   databaseUrl: string,
 ): Promise<{ child: ChildProcess; baseUrl: string; output: () => string }> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
+  // PORT=0: the kernel picks the port, read back from the log; BASE_URL need not name it here.
   const child = spawn(process.execPath, ['--import', 'tsx', '--import', WITHOUT_DEV, 'src/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
-      PORT: String(port),
+      PORT: '0',
       HOST: '127.0.0.1',
-      BASE_URL: baseUrl,
       LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -167,7 +165,9 @@ async function startServiceWithoutDev(
     });
     child.once('exit', (code) => reject(new Error(`the service exited (${code}) before listening:\n${output}`)));
   });
-  return { child, baseUrl, output: () => output };
+  const port = listeningPortIn(output);
+  if (port === undefined) throw new Error(`the service did not log its port:\n${output}`);
+  return { child, baseUrl: `http://127.0.0.1:${port}`, output: () => output };
 }
 
 // SQLite only: this is about packaging, not storage (each start costs seconds of tsx compiling),

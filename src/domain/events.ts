@@ -44,7 +44,7 @@ const VerificationCompletedData = Type.Object(
       }),
     ),
   },
-  { $id: 'VerificationCompletedData', description: 'data of verification.completed (spec 6.3, plus protocol)' },
+  { $id: 'VerificationCompletedData', description: 'data of verification.completed, plus the protocol that answered' },
 );
 
 const VerificationRedactedData = Type.Object(
@@ -138,7 +138,7 @@ export type EventEnvelope = { [E in EventType]: EventOf<E> }[EventType];
 /** Spec 2.4: any event, by its name (`event` discriminates the union). */
 export const EventEnvelopeSchema = Type.Unsafe<EventEnvelope>({
   $id: 'Event',
-  description: 'An event (spec 2.4); `event` says which, and the shape of `data`',
+  description: 'An event; `event` says which, and the shape of `data`',
   oneOf: Object.values(EVENT_SCHEMAS).map((schema) => ({ $ref: schema.$id })),
   discriminator: {
     propertyName: 'event',

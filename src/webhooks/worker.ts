@@ -17,7 +17,7 @@ import { checkTargetUrlShape, createGuardedDispatcher } from '../outbound/ssrf.t
 import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } from './wake.ts';
 
 /**
- * The delivery worker (DESIGN §6): claims due deliveries in batches under a short lease that a
+ * The delivery worker (docs/webhooks.md): claims due deliveries in batches under a short lease that a
  * heartbeat renews while they are in flight (leases.ts), sends them concurrently with their
  * signatures through the SSRF-guarded dispatcher (keep-alive connections per origin), records the
  * attempts in batches (attempt-recorder.ts) and schedules the retries. Claims are fair, by the
@@ -78,7 +78,7 @@ export interface DeliveryWorkerOptions {
   pollIntervalMs?: number;
   /** How often the leases of deliveries in flight are renewed; a third of the lease by default. */
   leaseRenewalMs?: number;
-  /** Per-attempt budget; 10 s by default (DESIGN §6). */
+  /** Per-attempt budget; 10 s by default (docs/webhooks.md). */
   timeoutMs?: number;
 }
 

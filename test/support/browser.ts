@@ -5,7 +5,7 @@ import jsQRModule from 'jsqr';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { startHarness, type DialectName, type Harness, type Tenant } from './harness.ts';
-import { freePort } from './server.ts';
+import { loopbackServer } from './server.ts';
 
 /**
  * Browser tests drive Debian's Chromium (`apt-get install -y chromium`; .ci/run installs it)
@@ -63,17 +63,17 @@ export interface PortalServer {
 }
 
 /**
- * The real app on 127.0.0.1 and a free port. The port is known only once listening, so the
- * harness's config object (the one the app reads at request time) is pointed at it then: no
- * port is reserved and released beforehand, so no other process can take it in between.
+ * The real app on 127.0.0.1 at a port the kernel picked: the server listens on port 0 first and
+ * the app, built with that address as BASE_URL and PORTAL_URL, then serves its requests. No port
+ * is reserved and released beforehand, so no other process can take it in between.
  */
 export async function startPortalServer(dialect: DialectName = 'sqlite'): Promise<PortalServer> {
   // The address is known before the app is built, so that everything built from the configuration
   // (audiences, the sandbox status lists' URIs) names the address the browser uses.
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const h = await startHarness(dialect, { BASE_URL: origin, PORTAL_URL: origin, PORT: String(port) });
-  await h.app.listen({ host: '127.0.0.1', port });
+  const server = await loopbackServer();
+  const origin = server.origin;
+  const h = await startHarness(dialect, { BASE_URL: origin, PORTAL_URL: origin, PORT: String(server.port) });
+  await server.serve(h.app);
   const sandbox = await h.bootstrap('sandbox');
   const live = await h.bootstrap('live');
   return { h, origin, sandbox, live, close: () => h.close() };

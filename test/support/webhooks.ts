@@ -1,4 +1,6 @@
+import { EventEmitter } from 'node:events';
 import type { EventData, EventOf, EventType } from '../../src/domain/events.ts';
+import { noMetrics, type DeliveryResult, type MetricsRecorder } from '../../src/domain/metrics.ts';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/worker.ts';
 import type { Harness, Tenant } from './harness.ts';
 import type { RecordedRequest, WebhookReceiver } from './webhook-receiver.ts';
@@ -58,10 +60,25 @@ export async function emitEvent<E extends EventType = 'verification.completed'>(
 }
 
 /**
+ * Emits `'attempt'` each time a worker built by {@link workerFor} has recorded an attempt (or lost
+ * it): the event to wait on, with {@link waitUntil}'s `on`, for a condition on delivery records.
+ */
+export const workerAttempts = new EventEmitter();
+
+/**
  * A worker over the harness database and clock, subscribed to the app's wake-ups as the
- * composition root wires it; jitter fixed at the middle (no jitter).
+ * composition root wires it; jitter fixed at the middle (no jitter). Its recorded attempts are
+ * announced on {@link workerAttempts}, besides reaching `options.metrics`.
  */
 export function workerFor(h: Harness, options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
+  const inner = options.metrics ?? noMetrics;
+  // The worker calls webhookDelivery once an attempt's outcome is recorded (webhooks/worker.ts).
+  const metrics: MetricsRecorder = Object.assign(Object.create(inner) as MetricsRecorder, {
+    webhookDelivery(input: { result: DeliveryResult }) {
+      inner.webhookDelivery(input);
+      workerAttempts.emit('attempt');
+    },
+  });
   return new DeliveryWorker({
     store: h.store,
     clock: h.clock,
@@ -69,6 +86,7 @@ export function workerFor(h: Harness, options: Partial<DeliveryWorkerOptions> = 
     wakeups: h.services.wakeups,
     random: () => 0.5,
     ...options,
+    metrics,
   });
 }
 
@@ -105,10 +123,47 @@ export async function waitForReceiver(
   );
 }
 
-/** Waits for a condition on real state (the worker's records, its counts), bounded; time itself never passes here. */
-export async function waitUntil(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  const poll = async () => {
-    while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
+/**
+ * Waits for a condition on real state (the worker's records, its counts), bounded by `ms`; time
+ * itself never passes here. With `on`, the condition is checked at the start and again after each
+ * of those events (e.g. `[workerAttempts, 'attempt']`); without, on every turn of the event loop.
+ * On timeout it rejects and stops checking: no loop is left running to hold the process open.
+ */
+export async function waitUntil(
+  condition: () => Promise<boolean> | boolean,
+  what: string,
+  options: { on?: Array<[EventEmitter, string]>; ms?: number } = {},
+): Promise<void> {
+  const { on = [], ms = 5_000 } = options;
+  let stopped = false;
+  // An event while the condition is being checked means the check may have read the state before
+  // it: check again at once.
+  let pending = false;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    pending = true;
+    wake?.();
   };
-  await within(5_000, poll(), what);
+  const next = (): Promise<void> => {
+    if (on.length === 0) return new Promise((resolve) => setImmediate(resolve));
+    if (pending) return Promise.resolve();
+    return new Promise<void>((resolve) => (wake = resolve));
+  };
+  const check = async () => {
+    for (;;) {
+      pending = false;
+      if (stopped || (await condition())) return;
+      if (stopped) return;
+      await next();
+      wake = undefined;
+    }
+  };
+  for (const [emitter, event] of on) emitter.on(event, notify);
+  try {
+    await within(ms, check(), what);
+  } finally {
+    stopped = true;
+    wake?.();
+    for (const [emitter, event] of on) emitter.off(event, notify);
+  }
 }

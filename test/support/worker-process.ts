@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { listeningPortIn } from './server.ts';
 
 /**
  * A real worker process, `node --import tsx src/main.ts --role worker`, as an operator runs it.
@@ -14,6 +15,11 @@ export interface WorkerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Everything it wrote, for failure messages. */
   output(): string;
+  /**
+   * For `api` and `all`, once ready: the port it listens on. It starts with PORT=0 unless `env`
+   * says otherwise, so the kernel picks a free port and the process logs it (no port race).
+   */
+  port(): number;
 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -63,5 +69,10 @@ export function spawnService(
   });
   // A rejection after readiness (the process exiting later) is expected, not an error.
   ready.catch(() => undefined);
-  return { child, ready, exited, output: () => output };
+  const port = () => {
+    const listening = listeningPortIn(output);
+    if (listening === undefined) throw new Error(`the ${role} process has not logged its port:\n${output}`);
+    return listening;
+  };
+  return { child, ready, exited, output: () => output, port };
 }

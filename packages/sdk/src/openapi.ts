@@ -1127,7 +1127,7 @@ export interface components {
              */
             deletedAt: string;
         };
-        /** @description data of verification.completed (spec 6.3, plus protocol) */
+        /** @description data of verification.completed, plus the protocol that answered */
         VerificationCompletedData: {
             sessionId: string;
             verified: boolean;
@@ -1288,7 +1288,7 @@ export interface components {
             environment: components["schemas"]["Environment"];
             data: components["schemas"]["WebhookTestData"];
         };
-        /** @description An event (spec 2.4); `event` says which, and the shape of `data` */
+        /** @description An event; `event` says which, and the shape of `data` */
         Event: components["schemas"]["VerificationCompletedEvent"] | components["schemas"]["VerificationExpiredEvent"] | components["schemas"]["VerificationCancelledEvent"] | components["schemas"]["VerificationRedactedEvent"] | components["schemas"]["ConsentApprovedEvent"] | components["schemas"]["ConsentDeclinedEvent"] | components["schemas"]["WebhookTestEvent"];
         /**
          * @description Why a presentation is cryptographically unacceptable
