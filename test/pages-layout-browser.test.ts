@@ -61,7 +61,8 @@ describe('first pages at 1280 and 390 px', () => {
           const response = await page.goto(`${server.origin}${url}`);
           assert.equal(response?.status(), 200, name);
           await ready(page);
-          await page.waitForLoadState('networkidle');
+          // 'load', not 'networkidle': the portal keeps one long-poll for its status open.
+          await page.waitForLoadState('load');
           const width = await page.evaluate(() => ({
             document: document.documentElement.scrollWidth,
             body: document.body.scrollWidth,

@@ -67,6 +67,10 @@ export const UNDOCUMENTED_ROUTES = [
   'GET /docs/yaml',
   'GET /docs/static/index.html',
   'GET /docs/static/swagger-initializer.js',
+  // The /docs theme (src/portal/docs-theme.ts): static files of the Swagger UI page.
+  'GET /docs/static/theme/matricula.css',
+  'GET /docs/static/theme/matricula.js',
+  'GET /docs/static/theme/favicon.svg',
   'GET /verify',
   'GET /verify/*',
   'GET /verify/:sessionId',
