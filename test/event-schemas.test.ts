@@ -177,7 +177,7 @@ export function _producerTypeChecks(work: Work): void {
   const source = { appId: 'app_x', orgId: 'org_x', environment: 'sandbox' as const };
   // @ts-expect-error -- a field the schema of consent.approved lacks
   void work.record(source, 'consent.approved', { sessionId: 'sess_x', extra: 1 });
-  // @ts-expect-error -- verification.completed needs its spec 6.3 fields
+  // @ts-expect-error -- verification.completed needs all its fields
   void work.record(source, 'verification.completed', { sessionId: 'sess_x' });
   // @ts-expect-error -- webhook.test data is not a session event's
   void work.recordFor(source, 'webhook.test', { sessionId: 'sess_x' }, []);

@@ -79,7 +79,7 @@ export const EVENT_DATA_SCHEMAS = {
 /** The `data` of an event of type `E`, as its schema says. */
 export type EventData<E extends EventType> = Static<(typeof EVENT_DATA_SCHEMAS)[E]>;
 
-/** Spec 2.4: the envelope of one event type, with its data. */
+/** (docs/webhooks.md) the envelope of one event type, with its data. */
 function eventSchema<E extends EventType>(event: E, $id: string, description: string) {
   return Type.Object(
     {
@@ -129,13 +129,13 @@ export const EVENT_SCHEMAS = {
   'webhook.test': eventSchema('webhook.test', 'WebhookTestEvent', 'Sent by the test endpoint only'),
 } satisfies { [E in EventType]: TSchema };
 
-/** Spec 2.4: an event of type `E`, as stored, listed and delivered. */
+/** (docs/webhooks.md) an event of type `E`, as stored, listed and delivered. */
 export type EventOf<E extends EventType> = Static<(typeof EVENT_SCHEMAS)[E]>;
 
-/** Spec 2.4: any event; `event` tells which, and so the shape of `data`. */
+/** (docs/webhooks.md) any event; `event` tells which, and so the shape of `data`. */
 export type EventEnvelope = { [E in EventType]: EventOf<E> }[EventType];
 
-/** Spec 2.4: any event, by its name (`event` discriminates the union). */
+/** (docs/webhooks.md) any event, by its name (`event` discriminates the union). */
 export const EventEnvelopeSchema = Type.Unsafe<EventEnvelope>({
   $id: 'Event',
   description: 'An event; `event` says which, and the shape of `data`',

@@ -45,7 +45,7 @@ const nullable = <T extends TSchema>(schema: T, description: string) =>
   Type.Union([schema, Type.Null()], { description });
 
 /**
- * Spec 6.3: `is_active_student`, `academic_level` and `valid_until` are always present;
+ * Always reported (docs/sessions.md): `is_active_student`, `academic_level` and `valid_until` are always present;
  * `university_domain` when the business asked for it. Data minimization: a claim the business did
  * not ask for, or that the format proves without revealing, is null.
  */
