@@ -20,8 +20,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { startBare } from './support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -291,13 +293,34 @@ async function verifyScenario(served: Served): Promise<VerifyResult> {
   return { rest, busy, verifications, verificationsPerSecond: total / ((performance.now() - started) / 1000) };
 }
 
+// The service's default thread count. Named explicitly: the test harness the server child builds
+// on runs proofs on the calling thread unless told otherwise (test/support/harness.ts).
+const POOL_THREADS = String(Math.max(1, availableParallelism() - 1));
+
+/** What the junk scenario needs of a server, for the bare one: any paths do, it answers them all alike. */
+const FLOOR_SERVED: Served = {
+  origin: '',
+  auth: 'Bearer floor',
+  sessions: [{ sessionId: 'sess_floor', nonce: 'nonce_floor' }],
+  readSessionId: 'sess_floor',
+  verifyNonce: 'nonce_floor',
+  bbs: null,
+  groth16: null,
+};
+
 const CONFIGS = {
   event_loop: { label: 'event loop, no limits (baseline)', env: rateLimitsOff({ PROOF_WORKERS: '0' }) },
-  pool: { label: 'worker pool, no limits', env: rateLimitsOff({}) },
+  pool: { label: 'worker pool, no limits', env: rateLimitsOff({ PROOF_WORKERS: POOL_THREADS }) },
   pool_limits: {
     label: 'worker pool + default limits',
     // The tenant's own key limit out of the way: the benchmark measures what the flood costs it.
-    env: { RATE_LIMIT_PUBLIC_PER_MINUTE: '300', RATE_LIMIT_HEAVY_PER_MINUTE: '30', RATE_LIMIT_API_KEY_PER_MINUTE: '0' },
+    env: {
+      PROOF_WORKERS: POOL_THREADS,
+      RATE_LIMIT_PUBLIC_PER_MINUTE: '300',
+      RATE_LIMIT_HEAVY_PER_MINUTE: '30',
+      RATE_LIMIT_SESSION_PER_MINUTE: '60',
+      RATE_LIMIT_API_KEY_PER_MINUTE: '0',
+    },
   },
 } as const;
 
@@ -306,6 +329,7 @@ function rateLimitsOff(env: Record<string, string>): Record<string, string> {
     ...env,
     RATE_LIMIT_PUBLIC_PER_MINUTE: '0',
     RATE_LIMIT_HEAVY_PER_MINUTE: '0',
+    RATE_LIMIT_SESSION_PER_MINUTE: '0',
     RATE_LIMIT_API_KEY_PER_MINUTE: '0',
   };
 }
@@ -320,6 +344,7 @@ async function main(): Promise<void> {
   const flood: Partial<Record<keyof typeof CONFIGS, FloodResult>> = {};
   const verify: Partial<Record<keyof typeof CONFIGS, VerifyResult>> = {};
   const junk: Partial<Record<keyof typeof CONFIGS, FloodResult>> = {};
+  let junkFloor: FloodResult | undefined;
   for (const [name, config] of Object.entries(CONFIGS) as Array<
     [keyof typeof CONFIGS, (typeof CONFIGS)[keyof typeof CONFIGS]]
   >) {
@@ -332,6 +357,15 @@ async function main(): Promise<void> {
     } finally {
       await stopServer(child);
     }
+  }
+  // The floor of (c): the same flood and tenant against a bare node:http server in a process of its
+  // own (bench/bare-server.ts), which answers every request at once with a fixed body. No server that
+  // reads the requests can slow the tenant less beside this flood on this machine.
+  const bare = await startBare(JSON.stringify({ success: false }), JSON.stringify({ success: true, data: [] }));
+  try {
+    junkFloor = await junkScenario({ ...FLOOR_SERVED, origin: bare.origin });
+  } finally {
+    await bare.stop();
   }
 
   console.log(`\nbench/limits.ts  seconds=${SECONDS} per phase  flood=${FLOOD} concurrent  node=${process.version}\n`);
@@ -357,9 +391,15 @@ async function main(): Promise<void> {
   console.log(
     'configuration                          rest p50  rest p99  flood p50  flood p99  n(flood)  flood answers',
   );
-  for (const [name, r] of Object.entries(junk) as Array<[keyof typeof CONFIGS, FloodResult]>) {
+  const junkRows: Array<[string, FloodResult]> = [
+    ...(Object.entries(junk) as Array<[keyof typeof CONFIGS, FloodResult]>).map(
+      ([name, r]) => [CONFIGS[name].label, r] as [string, FloodResult],
+    ),
+    ...(junkFloor ? [['floor: bare node:http, no work', junkFloor] as [string, FloodResult]] : []),
+  ];
+  for (const [label, r] of junkRows) {
     console.log(
-      `${CONFIGS[name].label.padEnd(38)} ${fmt(r.rest.p50)}  ${fmt(r.rest.p99)}  ${fmt(r.flood.p50)}    ${fmt(r.flood.p99)}  ${String(r.flood.n).padStart(8)}  ${counts(r.attacker)}`,
+      `${label.padEnd(38)} ${fmt(r.rest.p50)}  ${fmt(r.rest.p99)}  ${fmt(r.flood.p50)}    ${fmt(r.flood.p99)}  ${String(r.flood.n).padStart(8)}  ${counts(r.attacker)}  p99 x${(r.flood.p99 / r.rest.p99).toFixed(1)}`,
     );
   }
   console.log('\nLatencies in ms. Shared, noisy machine: compare rows of this run, not runs.');
@@ -374,9 +414,14 @@ async function main(): Promise<void> {
           ]),
         ),
         junk: Object.fromEntries(
-          Object.entries(junk).map(([k, r]) => [
+          [...Object.entries(junk), ...(junkFloor ? [['floor', junkFloor] as const] : [])].map(([k, r]) => [
             k,
-            { rest: round(r.rest), flood: round(r.flood), attacker: r.attacker },
+            {
+              rest: round(r.rest),
+              flood: round(r.flood),
+              attacker: r.attacker,
+              p99_ratio: +(r.flood.p99 / r.rest.p99).toFixed(2),
+            },
           ]),
         ),
         verify: Object.fromEntries(
