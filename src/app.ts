@@ -36,6 +36,7 @@ import type { ServiceDeps } from './services/deps.ts';
 import { sessionCallAdmitted } from './services/session-calls.ts';
 import type { Store } from './store/db.ts';
 import { createLogger } from './logging.ts';
+import { lazySerializerFactory, lazyValidator } from './http/lazy-compilers.ts';
 
 export interface AppDeps {
   /** The database and its pool (health checks); the use cases reach it through `services`. */
@@ -61,7 +62,9 @@ function installValidation(app: FastifyInstance, components: TSchema[]): void {
   } as const;
   const bodyAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: false, schemas: components }));
   const textAjv = addFormats.default(new Ajv.default({ ...options, coerceTypes: 'array', schemas: components }));
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    lazyValidator(() => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)),
+  );
 }
 
 function requiresBearer(security: unknown): boolean {
@@ -93,6 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIdGenerator(config.trustProxyRequestId),
     requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false } },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
     // Longer than any id, so that a schema's maxLength names the parameter; beyond it, a 400 envelope.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
@@ -238,6 +242,7 @@ export async function buildOperationsApp(deps: AppDeps): Promise<FastifyInstance
     requestIdHeader: false,
     frameworkErrors,
     return503OnClosing: false,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installValidation(app, COMPONENT_SCHEMAS);
   installErrorHandling(app, isDatabaseUnavailable);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { deriveProof, generateKeyPair, verifyProof } from '@digitalbazaar/bbs-signatures';
 import {
   BBS_CIPHERSUITE,
@@ -18,6 +19,7 @@ import {
   sandboxUniversityKeyPair,
   type BbsPresentation,
 } from '../src/proofs/bbs/index.ts';
+import { deriveSandboxIssuerPublicKeys, SANDBOX_PUBLIC_KEYS_FILE } from '../src/proofs/bbs/keys.ts';
 import { SANDBOX_UNIVERSITIES, formatSeed, sandboxUniversity } from '../src/proofs/sandbox-universities.ts';
 import type {
   PresentationCheck,
@@ -117,6 +119,12 @@ describe('bbs sandbox issuer keys', () => {
     assert.notEqual(keys[STATE], keys[PRUEBAS]);
     const expected = sandboxIssuerKeyPair(formatSeed(sandboxUniversity(STATE)!, 'bbs'));
     assert.deepEqual(decodeBbsPublicKey(keys[STATE]), expected.publicKey);
+  });
+
+  test('the committed keys are the derived ones (scripts/bbs-sandbox-keys.ts regenerates them)', () => {
+    assert.deepEqual(sandboxIssuerPublicKeys(), deriveSandboxIssuerPublicKeys());
+    const committed = JSON.parse(readFileSync(SANDBOX_PUBLIC_KEYS_FILE, 'utf8')) as Record<string, string>;
+    assert.deepEqual(committed, deriveSandboxIssuerPublicKeys(), 'every sandbox university has its committed key');
   });
 
   test('decodeBbsPublicKey refuses what is not a canonical valid G2 key', () => {

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { expand_message_xmd } from '@noble/curves/abstract/hash-to-curve';
 import { bls12_381 } from '@noble/curves/bls12-381';
 import { sha256 } from '@noble/hashes/sha2';
@@ -48,11 +50,34 @@ export function sandboxUniversityKeyPair(university: SandboxUniversity): BbsKeyP
   return sandboxIssuerKeyPair(formatSeed(university, 'bbs'));
 }
 
-/** Base64url public key of every sandbox university by domain, to seed the trust registry. */
-export function sandboxIssuerPublicKeys(): Record<string, string> {
+/** Base64url public key of every sandbox university by domain, derived (scripts/bbs-sandbox-keys.ts). */
+export function deriveSandboxIssuerPublicKeys(): Record<string, string> {
   return Object.fromEntries(
     SANDBOX_UNIVERSITIES.map((u) => [u.domain, encodeBbsPublicKey(sandboxUniversityKeyPair(u).publicKey)]),
   );
+}
+
+/** The committed result of deriveSandboxIssuerPublicKeys (copied beside the compiled module by the build). */
+export const SANDBOX_PUBLIC_KEYS_FILE = fileURLToPath(new URL('./artifacts/sandbox-public-keys.json', import.meta.url));
+
+let committed: Record<string, string> | undefined;
+
+/**
+ * Base64url public key of every sandbox university by domain, to seed the trust registry: read
+ * from the committed file, since deriving them costs every process start about 0.3 s of CPU.
+ * A university without a committed key (the file not regenerated) is derived.
+ */
+export function sandboxIssuerPublicKeys(): Record<string, string> {
+  if (!committed) {
+    const parsed = JSON.parse(readFileSync(SANDBOX_PUBLIC_KEYS_FILE, 'utf8')) as Record<string, unknown>;
+    committed = Object.fromEntries(
+      SANDBOX_UNIVERSITIES.map((u) => {
+        const key = parsed[u.domain];
+        return [u.domain, typeof key === 'string' ? key : encodeBbsPublicKey(sandboxUniversityKeyPair(u).publicKey)];
+      }),
+    );
+  }
+  return committed;
 }
 
 export function encodeBbsPublicKey(publicKey: Uint8Array): string {

@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
-import { p256 } from '@noble/curves/p256';
-import { ed25519 } from '@noble/curves/ed25519';
+import { createECDH, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { SANDBOX_UNIVERSITIES, formatSeed, sandboxUniversity } from '../sandbox-universities.ts';
 import { base64urlEncode, type SdJwtAlgorithm } from './jose.ts';
 
@@ -24,6 +22,11 @@ function bytesToBigInt(bytes: Uint8Array): bigint {
   return BigInt(`0x${Buffer.from(bytes).toString('hex')}`);
 }
 
+/** The order n of P-256's base point (SEC 2, secp256r1). */
+const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+/** PKCS #8 wrapping of a raw 32-byte Ed25519 private key (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
 function bigIntTo32Bytes(value: bigint): Uint8Array {
   return Buffer.from(value.toString(16).padStart(64, '0'), 'hex');
 }
@@ -37,8 +40,12 @@ function bigIntTo32Bytes(value: bigint): Uint8Array {
 export function sandboxIssuerKeyPair(seed: string, alg: SdJwtAlgorithm): JwkKeyPair {
   const digest = sha256(seed);
   if (alg === 'ES256') {
-    const d = bigIntTo32Bytes((bytesToBigInt(digest) % (p256.CURVE.n - 1n)) + 1n);
-    const point = p256.getPublicKey(d, false); // 0x04 || x || y
+    const d = bigIntTo32Bytes((bytesToBigInt(digest) % (P256_ORDER - 1n)) + 1n);
+    // node:crypto (OpenSSL) derives the point in microseconds; a JavaScript curve library first
+    // builds its base-point table, about 0.1 s of every process start.
+    const ecdh = createECDH('prime256v1');
+    ecdh.setPrivateKey(d);
+    const point = ecdh.getPublicKey(); // 0x04 || x || y
     const publicJwk = {
       kty: 'EC',
       crv: 'P-256',
@@ -47,7 +54,13 @@ export function sandboxIssuerKeyPair(seed: string, alg: SdJwtAlgorithm): JwkKeyP
     };
     return { alg, publicJwk, privateJwk: { ...publicJwk, d: base64urlEncode(d) } };
   }
-  const publicJwk = { kty: 'OKP', crv: 'Ed25519', x: base64urlEncode(ed25519.getPublicKey(digest)) };
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([ED25519_PKCS8_PREFIX, digest]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+  const { x } = createPublicKey(privateKey).export({ format: 'jwk' });
+  const publicJwk = { kty: 'OKP', crv: 'Ed25519', x: x! };
   return { alg, publicJwk, privateJwk: { ...publicJwk, d: base64urlEncode(digest) } };
 }
 
