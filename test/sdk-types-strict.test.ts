@@ -18,7 +18,7 @@ const dir = mkdtempSync(join(tmpdir(), 'matricula-sdk-strict-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 const PROGRAM = `
-import { Matricula, MatriculaError, type components, type operations, type webhooks } from '${ROOT}packages/sdk/src/index.js';
+import { Matricula, MatriculaError, type components, type operations, type webhooks, type Session, type SessionResult, type VerificationResult } from '${ROOT}packages/sdk/src/index.js';
 
 type Schemas = components['schemas'];
 declare const client: Matricula;
@@ -44,6 +44,24 @@ export async function firstHour(appId: string): Promise<string> {
     if (error instanceof MatriculaError && error.reason === 'forbidden_address') return 'a private address';
   }
   return secret + rotated;
+}
+
+// verified: true implies a university (unless the session was redacted); false implies a reason.
+export function universityOf(session: Session): string | null {
+  if (session.status === 'completed' && !session.redacted && session.result.verified)
+    return session.result.university.domain;
+  return null;
+}
+export function directOutcome(result: VerificationResult): string {
+  if (!result.verified) return result.failureReason;
+  return result.university.name;
+}
+// @ts-expect-error a result not narrowed by verified may have no university
+export const unnarrowed = (result: SessionResult): string => result.university.domain;
+export function redactedUniversity(session: Session): string | null {
+  // @ts-expect-error a redacted session's result has its university erased
+  if (session.status === 'completed' && session.result.verified) return session.result.university.domain;
+  return null;
 }
 
 // @ts-expect-error not an academic level of the catalogue

@@ -19,9 +19,39 @@ export {
 } from './webhooks.js';
 
 type Schemas = components['schemas'];
-export type Session = Schemas['Session'];
+
+/**
+ * A result as the service gives it, narrowed by `verified`: a verified result names the student's
+ * university and no failure; one not verified says why (`failureReason`). The OpenAPI schema types
+ * the fields one by one (`university: University | null`), which a strict program cannot narrow.
+ * A redacted session's result keeps `verified` and erases the university: see {@link Session}.
+ */
+export type Narrowed<R extends { verified: boolean; university: unknown; failureReason: unknown }> =
+  | (Omit<R, 'verified' | 'university' | 'failureReason' | 'failureMessage'> & {
+      verified: true;
+      university: NonNullable<R['university']>;
+      failureReason: null;
+      failureMessage: null;
+    })
+  | (Omit<R, 'verified' | 'failureReason'> & { verified: false; failureReason: NonNullable<R['failureReason']> });
+
+/** The result of a completed session that is not redacted. */
+export type SessionResult = Narrowed<Schemas['SessionResult']>;
+/** The result of a redacted session: the university and claim values are erased, `verified` stays. */
+export type RedactedSessionResult = Schemas['SessionResult'];
+
+/**
+ * A session. Once `status` is `completed` it has a `result`; while it is not `redacted`, that
+ * result is a {@link SessionResult}, so `if (s.status === 'completed' && !s.redacted &&
+ * s.result.verified) s.result.university.domain` type-checks in strict mode.
+ */
+export type Session = Schemas['Session'] extends infer S
+  ? S extends { status: 'completed'; result: unknown }
+    ? | (Omit<S, 'result' | 'redacted'> & { redacted: false; result: SessionResult })
+      | (Omit<S, 'result' | 'redacted'> & { redacted: true; result: RedactedSessionResult })
+    : S
+  : never;
 export type CreatedSession = Schemas['CreatedSession'];
-export type SessionResult = Schemas['SessionResult'];
 export type SessionStatus = Schemas['SessionStatus'];
 export type ClaimName = Schemas['ClaimName'];
 export type App = Schemas['App'];
@@ -36,7 +66,8 @@ export type DeletedWebhookEndpoint = Schemas['DeletedWebhookEndpoint'];
 export type Delivery = Schemas['Delivery'];
 export type Event = Schemas['Event'];
 export type EventType = Schemas['EventType'];
-export type VerificationResult = Schemas['VerificationResult'];
+/** The outcome of `POST /verification/v1/verify`, narrowed by `verified` like a session's result. */
+export type VerificationResult = Narrowed<Schemas['VerificationResult']>;
 
 /** The JSON body an operation takes. */
 type BodyOf<O extends keyof operations> = operations[O] extends {
