@@ -3,6 +3,8 @@
  * from the repository root; the command cruises src/ only.
  *
  *   routes ─▶ services ─▶ store ─▶ domain        http: request plumbing shared by routes
+ *   http ───▶ services                           cli: the operator's commands (command.ts opens the store)
+ *   cli ────▶ services
  *                 └──────▶ proofs ─▶ domain      webhooks: signing and delivery, below services
  *                 └──────▶ outbound ─▶ domain    outbound: the guarded HTTP client (SSRF, limits)
  *   jobs ─▶ services                             jobs: the periodic jobs and their schedules
@@ -67,6 +69,24 @@ module.exports = {
       comment: 'Only the composition root (src/main.ts) builds and starts the periodic jobs.',
       from: { pathNot: '^src/(main\\.ts$|jobs/)' },
       to: { path: '^src/jobs/' },
+    },
+    {
+      name: 'cli-through-services',
+      severity: 'error',
+      comment:
+        'The CLI runs the same use cases as the API (src/services); only its composition root ' +
+        '(src/cli/command.ts, which opens and migrates the store) touches src/store.',
+      from: { path: '^src/cli/', pathNot: '^src/cli/command\\.ts$' },
+      to: { path: '^src/store/' },
+    },
+    {
+      name: 'http-through-services',
+      severity: 'error',
+      comment:
+        'src/http is the request plumbing (authentication, idempotency, errors); the statements it ' +
+        'runs come through src/services, like the routes it serves.',
+      from: { path: '^src/http/' },
+      to: { path: '^src/store/' },
     },
     {
       name: 'routes-through-services',

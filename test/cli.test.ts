@@ -87,11 +87,28 @@ forEachDialect('matricula CLI', (dialect) => {
     assert.match(human.stdout, new RegExp(org.application.id));
   });
 
+  test('keys revoke: the next request with the key is refused; a second revoke says there is no key', async () => {
+    const org = JSON.parse((await cli('org', 'create', '--name', 'Revoke Co', '--json')).stdout);
+    const auth = { authorization: `Bearer ${org.apiKey.rawSecret}` };
+    assert.equal((await fetch(`${base}/org/v1/apps`, { headers: auth })).status, 200);
+    const revoked = await cli('keys', 'revoke', org.apiKey.id, '--json');
+    assert.equal(revoked.code, 0, revoked.stderr);
+    const out = JSON.parse(revoked.stdout);
+    assert.equal(out.id, org.apiKey.id);
+    assert.equal(out.appId, org.application.id);
+    assert.equal((await fetch(`${base}/org/v1/apps`, { headers: auth })).status, 401);
+    const again = await cli('keys', 'revoke', org.apiKey.id);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /no API key/);
+    assert.equal((await cli('keys', 'revoke')).code, 2, 'a key id is required');
+  });
+
   test('--help works on every command; bad usage exits 2 with a message', async () => {
     for (const args of [
       ['--help'],
       ['org', 'create', '--help'],
       ['keys', 'create', '--help'],
+      ['keys', 'revoke', '--help'],
       ['apps', 'list', '--help'],
       ['org', '--help'],
     ]) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { purgeExpiredIdempotencyKeys } from '../src/services/idempotency-purge.ts';
+import { purgeExpiredIdempotencyKeys } from '../src/services/idempotency.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 
 const HOUR_MS = 60 * 60 * 1000;

@@ -1,5 +1,4 @@
-import { listActiveApplications } from '../store/applications.ts';
-import { findOrganization } from '../store/organizations.ts';
+import { activeApplicationsOfOrganization } from '../services/applications.ts';
 import { printJson, requireOption, UsageError, type Command } from './command.ts';
 import { applicationListEntry } from './views.ts';
 
@@ -11,15 +10,9 @@ export const appsList: Command = {
   async run(values, _positionals, ctx) {
     const orgId = requireOption(values, 'org');
     const store = await ctx.openStore();
-    if (!(await findOrganization(store.db, orgId))) throw new UsageError(`no organization ${orgId}`);
-    const apps = [];
-    let cursor: string | undefined;
-    for (;;) {
-      const page = await listActiveApplications(store.db, orgId, { limit: 100, startingAfter: cursor });
-      apps.push(...page.items.map(applicationListEntry));
-      if (!page.nextCursor) break;
-      cursor = page.nextCursor;
-    }
+    const found = await activeApplicationsOfOrganization({ db: store.db }, orgId);
+    if (!found) throw new UsageError(`no organization ${orgId}`);
+    const apps = found.map(applicationListEntry);
     if (values.json) {
       printJson(ctx, { data: apps });
       return 0;

@@ -9,7 +9,7 @@ import {
   registeredIssuers,
   removeIssuer,
 } from '../services/trust-registry.ts';
-import type { StoredIssuer } from '../store/issuers.ts';
+import type { StoredIssuer } from '../services/trust-registry.ts';
 import { adminCall, adminTarget, ADMIN_URL_OPTION, ADMIN_USAGE, type AdminTarget } from './admin-client.ts';
 import { printJson, UsageError, type Command } from './command.ts';
 

@@ -6,7 +6,7 @@ import { appsList } from './apps.ts';
 import { defaultContext, parseCommandArgs, UsageError, type CliContext, type Command } from './command.ts';
 import { issuersAdd, issuersList, issuersRefresh, issuersRemove, issuersShow } from './issuers.ts';
 import { sandboxRevoke } from './sandbox.ts';
-import { keysCreate } from './keys.ts';
+import { keysCreate, keysRevoke } from './keys.ts';
 import { eventsTail, listen, webhooksTest } from './listen.ts';
 import { orgCreate } from './org.ts';
 import { walletCredential, walletPresent, walletPresentation } from './wallet.ts';
@@ -14,6 +14,7 @@ import { walletCredential, walletPresent, walletPresentation } from './wallet.ts
 export const COMMANDS: Command[] = [
   orgCreate,
   keysCreate,
+  keysRevoke,
   appsList,
   issuersAdd,
   issuersList,

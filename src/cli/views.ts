@@ -1,4 +1,4 @@
-import type { ApplicationSummary } from '../store/applications.ts';
+import type { ApplicationSummary } from '../services/applications.ts';
 import type { GeneratedKey } from '../services/api-keys.ts';
 
 /** The CLI prints the same shapes as the API (its OpenAPI document, /openapi.json). */

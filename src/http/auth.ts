@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { hashSecret, parseSecret } from '../domain/api-key-format.ts';
 import { ApiError } from '../errors.ts';
-import type { Db } from '../store/db.ts';
-import { lookupKeyByHash, lookupKeyWithSession, type KeyLookup } from '../store/api-keys.ts';
+import type { Db } from '../services/deps.ts';
+import { lookupKeyByHash, lookupKeyWithSession, type KeyLookup } from '../services/api-keys.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Session } from '../domain/session.ts';
 

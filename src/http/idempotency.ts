@@ -3,8 +3,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.ts';
 import { IDEMPOTENCY_TTL_MS, principalScope, walletScope } from '../domain/idempotency.ts';
 import { ApiError } from '../errors.ts';
-import type { Db } from '../store/db.ts';
-import { claimIdempotencyKey, completeIdempotency, findIdempotency, releaseIdempotency } from '../store/idempotency.ts';
+import type { Db } from '../services/deps.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotency,
+  findIdempotency,
+  releaseIdempotency,
+} from '../services/idempotency.ts';
 
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 

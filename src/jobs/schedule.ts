@@ -3,7 +3,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { purgeExpiredSpentNonces } from '../services/direct-verify.ts';
 import { expireDueSessions } from '../services/expiry.ts';
-import { purgeExpiredIdempotencyKeys } from '../services/idempotency-purge.ts';
+import { purgeExpiredIdempotencyKeys } from '../services/idempotency.ts';
 import { applyResultRetention } from '../services/redaction.ts';
 import { PeriodicJob } from './periodic.ts';
 

@@ -2,8 +2,8 @@ import { generateSecret, hashSecret, hintOf } from '../domain/api-key-format.ts'
 import { newId } from '../domain/ids.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
-import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ApiKey } from '../store/api-keys.ts';
-import type { Application } from '../store/applications.ts';
+import { findApiKey, findApiKeyById, insertApiKey, listApiKeys, revokeApiKey, type ApiKey } from '../store/api-keys.ts';
+import { findApplicationById, type Application } from '../store/applications.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { Db } from '../store/db.ts';
 import type { PageRequest } from '../store/pagination.ts';
@@ -73,4 +73,41 @@ export async function revokeKey(
   const revoked = await deps.db.transaction().execute((trx) => revokeApiKey(trx, key, revokedAt));
   if (!revoked) throw notFound('API key', 'keyId');
   return { id: key.id, revokedAt };
+}
+
+/**
+ * The reads that authenticate a request (http/auth.ts): a key by the hash of its secret, or with
+ * the session the request names in the same statement. The HTTP edge reaches the store through
+ * here, like every other caller.
+ */
+export { lookupKeyByHash, lookupKeyWithSession, type KeyLookup } from '../store/api-keys.ts';
+
+/** Why the operator's key command did nothing. */
+export type OperatorKeyRefusal = 'no_application' | 'archived_application' | 'no_key';
+
+/** The operator mints a key for any active application (CLI `keys create`): no principal, any organization. */
+export async function issueKeyAsOperator(
+  deps: Pick<ServiceDeps, 'db' | 'clock'>,
+  appId: string,
+  name: string,
+): Promise<{ ok: true; key: GeneratedKey } | { ok: false; reason: OperatorKeyRefusal }> {
+  const app = await findApplicationById(deps.db, appId);
+  if (!app) return { ok: false, reason: 'no_application' };
+  if (app.status !== 'active') return { ok: false, reason: 'archived_application' };
+  return { ok: true, key: await issueKey(deps.db, deps, app, name) };
+}
+
+/**
+ * The operator revokes a key of any organization (CLI `keys revoke`), as `DELETE /org/v1/keys/{id}`
+ * does for its own: the very next request with it is refused, in every process.
+ */
+export async function revokeKeyAsOperator(
+  deps: Pick<ServiceDeps, 'db' | 'clock'>,
+  keyId: string,
+): Promise<{ ok: true; key: ApiKey; revokedAt: string } | { ok: false; reason: OperatorKeyRefusal }> {
+  const key = await findApiKeyById(deps.db, keyId);
+  if (!key) return { ok: false, reason: 'no_key' };
+  const revokedAt = deps.clock.now().toISOString();
+  const revoked = await deps.db.transaction().execute((trx) => revokeApiKey(trx, key, revokedAt));
+  return revoked ? { ok: true, key, revokedAt } : { ok: false, reason: 'no_key' };
 }

@@ -8,7 +8,9 @@ import {
   listActiveApplications,
   updateApplication as updateApplicationRow,
   type Application,
+  type ApplicationSummary,
 } from '../store/applications.ts';
+import { findOrganization } from '../store/organizations.ts';
 import { type Environment } from '../domain/environment.ts';
 import type { Db } from '../store/db.ts';
 import { applicationMetrics } from '../store/metrics.ts';
@@ -111,4 +113,25 @@ export async function archiveApplication(deps: ServiceDeps, principal: Principal
   if (app.status !== 'archived')
     await updateApplicationRow(deps.db, app.id, { status: 'archived' }, deps.clock.now().toISOString());
   return applicationDetails(deps, { ...app, status: 'archived' });
+}
+
+export type { Application, ApplicationSummary } from '../store/applications.ts';
+
+/**
+ * Every active application of an organization, all pages (CLI `apps list`, the operator's view);
+ * undefined when there is no such organization.
+ */
+export async function activeApplicationsOfOrganization(
+  deps: Pick<ServiceDeps, 'db'>,
+  orgId: string,
+): Promise<ApplicationSummary[] | undefined> {
+  if (!(await findOrganization(deps.db, orgId))) return undefined;
+  const apps: ApplicationSummary[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await listActiveApplications(deps.db, orgId, { limit: 100, startingAfter: cursor });
+    apps.push(...page.items);
+    if (!page.nextCursor) return apps;
+    cursor = page.nextCursor;
+  }
 }

@@ -127,3 +127,6 @@ export function createServiceDeps(input: {
     sessionWatch,
   };
 }
+
+/** The database handle every use case takes (a Kysely instance over SQLite or PostgreSQL). */
+export type { Db } from '../store/db.ts';

@@ -168,3 +168,5 @@ export async function refreshIssuerMetadata(
   if (!fetched.ok) return { ok: false, kind: 'unreachable', message: fetched.message };
   return { ok: true, issuer, keys: fetched.value };
 }
+
+export type { StoredIssuer } from '../store/issuers.ts';

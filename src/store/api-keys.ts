@@ -57,6 +57,12 @@ export async function findApiKey(db: Db, orgId: string, id: string): Promise<Api
   return row && toApiKey(row);
 }
 
+/** A key by id, in any organization: the operator's lookup (CLI `keys revoke`). */
+export async function findApiKeyById(db: Db, id: string): Promise<ApiKey | undefined> {
+  const row = await db.selectFrom('api_keys').select(PUBLIC_COLUMNS).where('id', '=', id).executeTakeFirst();
+  return row && toApiKey(row);
+}
+
 export async function listApiKeys(
   db: Db,
   filter: { orgId: string; environment: Environment; appId?: string },

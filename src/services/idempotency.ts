@@ -12,3 +12,9 @@ export async function purgeExpiredIdempotencyKeys(deps: { db: Db; clock: Clock }
   const cutoff = new Date(deps.clock.now().getTime() - IDEMPOTENCY_TTL_MS).toISOString();
   return purgeIdempotencyBefore(deps.db, cutoff);
 }
+
+/**
+ * The statements of the Idempotency-Key protocol the HTTP edge runs (http/idempotency.ts): claim a
+ * key, read it, store the answer, give the key up when the request failed before answering.
+ */
+export { claimIdempotencyKey, completeIdempotency, findIdempotency, releaseIdempotency } from '../store/idempotency.ts';
