@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createPrivateKey, sign } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { digest } from '@sd-jwt/crypto-nodejs';
@@ -7,12 +6,12 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../src/domain/clock.ts';
 import { decodeJwt } from '../src/proofs/sd-jwt-vc/compact.ts';
 import { seedSandboxIssuers } from '../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
+import { runCliInProcess } from './support/cli.ts';
 import { listeningApp } from './support/server.ts';
 import { CA_USAGE, certificate, newIssuerKey, pem, UniversityServer } from './support/university.ts';
 
@@ -22,8 +21,6 @@ import { CA_USAGE, certificate, newIssuerKey, pem, UniversityServer } from './su
  * --metadata`, `issuers show`, `issuers refresh`.
  */
 
-const run = promisify(execFile);
-
 forEachDialect('matricula trust and revocation commands', (dialect) => {
   let db: TestStore;
   let server: FastifyInstance;
@@ -31,23 +28,16 @@ forEachDialect('matricula trust and revocation commands', (dialect) => {
   let secret: string;
   let appId: string;
   let university: UniversityServer;
-  const cli = async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await run('./bin/matricula', args, {
-        env: {
-          ...process.env,
-          DATABASE_URL: db.url,
-          BASE_URL: baseUrl,
-          LOG_LEVEL: 'silent',
-          WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-        },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  };
+  const cli = (...args: string[]) =>
+    runCliInProcess(
+      {
+        DATABASE_URL: db.url,
+        BASE_URL: baseUrl,
+        LOG_LEVEL: 'silent',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      },
+      args,
+    );
   const newQr = async () => {
     const res = await fetch(`${baseUrl}/verification/v1/sessions`, {
       method: 'POST',

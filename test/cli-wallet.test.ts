@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
 import { createPrivateKey, sign } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { digest } from '@sd-jwt/crypto-nodejs';
@@ -16,9 +14,9 @@ import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
 import { sandboxIssuerKeyPair as jwkKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { seedSandboxIssuers } from '../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, type TestStore } from './support/harness.ts';
+import { runCliInProcess } from './support/cli.ts';
 import { listeningApp } from './support/server.ts';
 
-const run = promisify(execFile);
 const liveBabyJubJub = mulPointEscalar(Base8, 987654321n);
 
 forEachDialect('matricula issuers and wallet commands', (dialect) => {
@@ -27,17 +25,8 @@ forEachDialect('matricula issuers and wallet commands', (dialect) => {
   let baseUrl: string;
   let secret: string;
   let appId: string;
-  const cli = async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await run('./bin/matricula', args, {
-        env: { ...process.env, DATABASE_URL: db.url, BASE_URL: baseUrl, LOG_LEVEL: 'silent' },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  };
+  const cli = (...args: string[]) =>
+    runCliInProcess({ DATABASE_URL: db.url, BASE_URL: baseUrl, LOG_LEVEL: 'silent' }, args);
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${baseUrl}${path}`, {
       method,

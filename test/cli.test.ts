@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../src/domain/clock.ts';
+import { runCliInProcess } from './support/cli.ts';
 import { buildTestApp, createTestStore, forEachDialect, testConfig, type TestStore } from './support/harness.ts';
 
 const run = promisify(execFile);
@@ -12,7 +13,9 @@ forEachDialect('matricula CLI', (dialect) => {
   let db: TestStore;
   let server: FastifyInstance;
   let base: string;
-  const cli = async (...args: string[]) => {
+  const cli = (...args: string[]) => runCliInProcess({ DATABASE_URL: db.url, LOG_LEVEL: 'silent' }, args);
+  /** The real program, bin/matricula in a process of its own: its exit code and streams. */
+  const spawned = async (...args: string[]) => {
     try {
       const { stdout, stderr } = await run('./bin/matricula', args, {
         env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
@@ -36,7 +39,8 @@ forEachDialect('matricula CLI', (dialect) => {
   });
 
   test('org create --json prints exactly one JSON object; its key works against the running server', async () => {
-    const res = await cli('org', 'create', '--name', 'Acme Books', '--json');
+    // Spawned: a stray line on stdout (a logger, a warning) would break the one JSON object.
+    const res = await spawned('org', 'create', '--name', 'Acme Books', '--json');
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout);
     assert.deepEqual(Object.keys(out).sort(), ['apiKey', 'application', 'organization']);
@@ -116,7 +120,7 @@ forEachDialect('matricula CLI', (dialect) => {
       assert.equal(res.code, 0, args.join(' '));
       assert.match(res.stdout, /Usage: matricula/);
     }
-    const missing = await cli('org', 'create');
+    const missing = await spawned('org', 'create');
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /--name is required/);
     const badEnv = await cli('org', 'create', '--name', 'x', '--environment', 'prod');

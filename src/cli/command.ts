@@ -47,15 +47,34 @@ export function requireOption(values: Record<string, unknown>, name: string): st
   return value;
 }
 
-export function defaultContext(): CliContext & { close(): Promise<void> } {
+/** Where a context writes: the process's streams by default; tests capture the text. */
+export interface CliOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const PROCESS_OUTPUT: CliOutput = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+/**
+ * The context of a run: the environment (`process.env` for the `matricula` program), where it
+ * writes (each text ends with a newline), the system clock, and the store opened on first use.
+ */
+export function defaultContext(
+  env: Record<string, string | undefined> = process.env,
+  output: CliOutput = PROCESS_OUTPUT,
+): CliContext & { close(): Promise<void> } {
   let store: Store | undefined;
   let config: Config | undefined;
+  const line = (text: string) => (text.endsWith('\n') ? text : `${text}\n`);
   const ctx = {
-    env: process.env,
-    stdout: (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-    stderr: (text: string) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+    env,
+    stdout: (text: string) => output.stdout(line(text)),
+    stderr: (text: string) => output.stderr(line(text)),
     clock: systemClock,
-    config: () => (config ??= loadConfig(process.env)),
+    config: () => (config ??= loadConfig(env)),
     openStore: async () => {
       if (!store) {
         store = await openStore(ctx.config().databaseUrl);

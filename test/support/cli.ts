@@ -1,0 +1,26 @@
+import { defaultContext } from '../../src/cli/command.ts';
+import { runCli } from '../../src/cli/main.ts';
+
+/** What a `matricula` run gave: its exit code and what it wrote. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the `matricula` command in this process, as bin/matricula does in its own (`runCli` with
+ * the environment given and the output captured). A spawned command costs a test 1.5 to 2.5 s of
+ * CPU to load tsx and the service's modules again; test/cli.test.ts keeps spawning the real
+ * program for what only a process shows (exit codes, streams).
+ */
+export async function runCliInProcess(env: Record<string, string | undefined>, args: string[]): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const context = defaultContext(
+    { ...process.env, ...env },
+    { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) },
+  );
+  const code = await runCli(args, context);
+  return { code, stdout, stderr };
+}
