@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql, type Compilable } from 'kysely';
+import { createIndexOnline } from '../src/store/online-index.ts';
 import { sessionsDueForRetention } from '../src/store/sessions.ts';
 import { attemptsWithBodiesBefore } from '../src/store/webhook-deliveries/retention.ts';
 import { createTestStore, PG_SKIP_MESSAGE, type TestStore } from './support/harness.ts';
@@ -13,6 +14,16 @@ import { createTestStore, PG_SKIP_MESSAGE, type TestStore } from './support/harn
  * migration 0016 and read a handful of pages (100 rows' worth of pages at most), no table scan.
  */
 const ROWS = 20_000;
+const INDEXES_0016 = new Set([
+  'sessions_retention_due',
+  'webhook_attempts_body_kept',
+  'sessions_org_env_status',
+  'sessions_app_status',
+  'events_org_env_type',
+  'events_app_type',
+  'webhook_deliveries_endpoint_status',
+  'api_keys_org_env',
+]);
 const MAX_PAGES = 10;
 
 interface PlanNode {
@@ -86,6 +97,39 @@ if (!process.env.TEST_DATABASE_URL) {
         () => attemptsWithBodiesBefore(t.store.db, now.toISOString(), 500),
       ],
     ];
+    test("migration 0016's indexes were built, valid, outside a transaction (CONCURRENTLY refuses one)", async () => {
+      const { rows } = await sql<{ name: string; valid: boolean }>`
+        select c.relname as name, i.indisvalid as valid from pg_index i join pg_class c on c.oid = i.indexrelid
+        where c.relnamespace = current_schema()::regnamespace and c.relname = any(${[...INDEXES_0016]})
+        order by c.relname`.execute(t.store.db);
+      assert.deepEqual(
+        rows,
+        [...INDEXES_0016].sort().map((name) => ({ name, valid: true })),
+      );
+    });
+
+    test('an index build that was interrupted (left INVALID) is dropped and built again', async () => {
+      const db = t.store.db;
+      await sql`create table online_index_probe (v integer)`.execute(db);
+      await sql`insert into online_index_probe values (1), (1)`.execute(db);
+      // A unique build over duplicates fails half-way and leaves its index behind, INVALID.
+      await assert.rejects(
+        sql`create unique index concurrently online_index_probe_v on online_index_probe (v)`.execute(db),
+      );
+      const valid = async () =>
+        (
+          await sql<{
+            valid: boolean;
+          }>`select i.indisvalid as valid from pg_index i join pg_class c on c.oid = i.indexrelid
+            where c.relname = 'online_index_probe_v' and c.relnamespace = current_schema()::regnamespace`.execute(db)
+        ).rows.map((r) => r.valid);
+      assert.deepEqual(await valid(), [false]);
+      await createIndexOnline(db, { name: 'online_index_probe_v', table: 'online_index_probe', columns: ['v'] });
+      assert.deepEqual(await valid(), [true]);
+      await createIndexOnline(db, { name: 'online_index_probe_v', table: 'online_index_probe', columns: ['v'] });
+      assert.deepEqual(await valid(), [true], 'a valid index is left as it is');
+    });
+
     for (const [what, index, query] of cases) {
       test(`${what}: the partial index ${index}, a few pages, no table scan`, async () => {
         const all = nodes(await plan(query()));
