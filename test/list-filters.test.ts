@@ -32,7 +32,7 @@ forEachDialect('sessions list: the expired filter across pages', (dialect) => {
     h.clock.advance(61_000);
 
     const seen: string[] = [];
-    let cursor: string | null = null;
+    let cursor = null as string | null;
     for (let page = 0; page < 10; page++) {
       const res = await h.app.inject({
         method: 'GET',
@@ -40,9 +40,12 @@ forEachDialect('sessions list: the expired filter across pages', (dialect) => {
         headers: tenant.auth,
       });
       assert.equal(res.statusCode, 200);
-      const body = res.json();
-      seen.push(...body.data.map((s: { sessionId: string; status: string }) => s.sessionId));
-      assert.ok(body.data.every((s: { status: string }) => s.status === 'expired'));
+      const body = res.json() as {
+        data: Array<{ sessionId: string; status: string }>;
+        pagination: { hasMore: boolean; nextCursor: string | null };
+      };
+      seen.push(...body.data.map((s) => s.sessionId));
+      assert.ok(body.data.every((s) => s.status === 'expired'));
       cursor = body.pagination.nextCursor;
       if (!body.pagination.hasMore) break;
     }
