@@ -21,7 +21,7 @@ const INDEXES_0016 = new Set([
   'sessions_app_status',
   'events_org_env_type',
   'events_app_type',
-  'webhook_deliveries_endpoint_status',
+  'webhook_deliveries_done_by_status',
   'api_keys_org_env',
 ]);
 const MAX_PAGES = 10;

@@ -13,7 +13,7 @@ import { createIndexOnline, dropIndexOnline } from '../online-index.ts';
  *   held every attempt ever made.
  * - Every filter of a list the API offers, beside the organization (or application, or endpoint)
  *   and in id order, so a page reads its rows and no more: sessions by status, events by type,
- *   deliveries by status, keys of an environment (until now keys were listed by a scan).
+ *   finished deliveries by status, keys of an environment (until now keys were listed by a scan).
  */
 export const transactional = false;
 
@@ -44,10 +44,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     columns: ['org_id', 'environment', 'type', 'id'],
   });
   await createIndexOnline(db, { name: 'events_app_type', table: 'events', columns: ['app_id', 'type', 'id'] });
+  // Only finished deliveries (no due_at): a pending or sending one is found through the claim's
+  // partial index by endpoint (0011), and the claim, which reads due rows, cannot pick this one.
   await createIndexOnline(db, {
-    name: 'webhook_deliveries_endpoint_status',
+    name: 'webhook_deliveries_done_by_status',
     table: 'webhook_deliveries',
     columns: ['endpoint_id', 'status', 'id'],
+    where: 'due_at is null',
   });
   await createIndexOnline(db, {
     name: 'api_keys_org_env',
