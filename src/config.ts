@@ -94,6 +94,11 @@ export interface Config {
    * redacted automatically; also how long webhook attempts keep their response bodies.
    */
   resultRetentionDays: number;
+  /**
+   * EVENT_RETENTION_DAYS: days an event is kept, with its webhook deliveries and their attempts,
+   * before it is deleted (never while one of its deliveries is still due).
+   */
+  eventRetentionDays: number;
   /** How often each periodic job runs (src/jobs/), in seconds. */
   jobs: JobsConfig;
   /** Issuer trust and revocation (docs/trust.md). */
@@ -130,6 +135,8 @@ export interface JobsConfig {
   expiredRowsPurgeSeconds: number;
   /** JOB_RESULT_RETENTION_SECONDS: applying RESULT_RETENTION_DAYS (default 60). */
   resultRetentionSeconds: number;
+  /** JOB_EVENT_RETENTION_SECONDS: applying EVENT_RETENTION_DAYS (default 60). */
+  eventRetentionSeconds: number;
 }
 
 export interface TrustConfig {
@@ -226,6 +233,7 @@ function jobsConfig(env: Env): JobsConfig {
     sessionExpirySeconds: integer(env, 'JOB_SESSION_EXPIRY_SECONDS', 5, 1, 3600),
     expiredRowsPurgeSeconds: integer(env, 'JOB_EXPIRED_ROWS_PURGE_SECONDS', 600, 10, 86_400),
     resultRetentionSeconds: integer(env, 'JOB_RESULT_RETENTION_SECONDS', 60, 10, 86_400),
+    eventRetentionSeconds: integer(env, 'JOB_EVENT_RETENTION_SECONDS', 60, 10, 86_400),
   };
 }
 
@@ -481,6 +489,7 @@ export function loadConfig(baseEnv: Env = process.env, argv: string[] = []): Con
     },
     trustProxy: trustProxy(env),
     resultRetentionDays: integer(env, 'RESULT_RETENTION_DAYS', DEFAULT_RESULT_RETENTION_DAYS, 1, 3650),
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
     jobs: jobsConfig(env),
     trust: trustConfig(env),
     openid4vp: openid4vpConfig(env),

@@ -185,13 +185,26 @@ test('JOB_*_SECONDS: the interval of each periodic job, with a default and bound
     sessionExpirySeconds: 5,
     expiredRowsPurgeSeconds: 600,
     resultRetentionSeconds: 60,
+    eventRetentionSeconds: 60,
   });
+  assert.equal(loadConfig({}).eventRetentionDays, 30);
+  assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '7' }).eventRetentionDays, 7);
+  assert.throws(
+    () => loadConfig({ EVENT_RETENTION_DAYS: '0' }),
+    /EVENT_RETENTION_DAYS must be a whole number from 1 to 3650/,
+  );
   const set = loadConfig({
     JOB_SESSION_EXPIRY_SECONDS: '2',
     JOB_EXPIRED_ROWS_PURGE_SECONDS: '3600',
     JOB_RESULT_RETENTION_SECONDS: '300',
+    JOB_EVENT_RETENTION_SECONDS: '120',
   });
-  assert.deepEqual(set.jobs, { sessionExpirySeconds: 2, expiredRowsPurgeSeconds: 3600, resultRetentionSeconds: 300 });
+  assert.deepEqual(set.jobs, {
+    sessionExpirySeconds: 2,
+    expiredRowsPurgeSeconds: 3600,
+    resultRetentionSeconds: 300,
+    eventRetentionSeconds: 120,
+  });
   const bounds: Array<[string, string, string]> = [
     ['JOB_SESSION_EXPIRY_SECONDS', '0', 'from 1 to 3600'],
     ['JOB_SESSION_EXPIRY_SECONDS', '3601', 'from 1 to 3600'],

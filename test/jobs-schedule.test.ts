@@ -23,6 +23,7 @@ forEachDialect('periodic jobs', (dialect) => {
       JOB_SESSION_EXPIRY_SECONDS: '7',
       JOB_EXPIRED_ROWS_PURGE_SECONDS: '20',
       JOB_RESULT_RETENTION_SECONDS: '30',
+      JOB_EVENT_RETENTION_SECONDS: '40',
       RESULT_RETENTION_DAYS: '1',
     },
   );
@@ -43,6 +44,7 @@ forEachDialect('periodic jobs', (dialect) => {
         ['session-expiry', 7_000],
         ['expired-rows-purge', 20_000],
         ['result-retention', 30_000],
+        ['event-retention', 40_000],
       ],
     );
   });

@@ -69,6 +69,15 @@ export function newId(kind: IdKind, clock?: Clock): string {
   return ID_PREFIXES[kind] + encodeTime(ms) + randomPart(16);
 }
 
+/**
+ * The boundary between the ids of `kind` made before `at` and those made at or after it: every id
+ * made earlier sorts below it, every later one above (how event retention finds old events by
+ * their primary key, without an index on their time).
+ */
+export function idBoundaryAt(kind: IdKind, at: Date): string {
+  return ID_PREFIXES[kind] + encodeTime(at.getTime());
+}
+
 const ID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;
 
 /** True when `value` has the shape of an id of `kind` (cheap check before any lookup). */

@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { purgeExpiredSpentNonces } from '../services/direct-verify.ts';
+import { applyEventRetention } from '../services/event-retention.ts';
 import { expireDueSessions } from '../services/expiry.ts';
 import { purgeExpiredIdempotencyKeys } from '../services/idempotency.ts';
 import { applyResultRetention } from '../services/redaction.ts';
@@ -41,5 +42,7 @@ export function buildPeriodicJobs(input: {
     ),
     // RESULT_RETENTION_DAYS: sessions ended longer ago are redacted, old attempt bodies dropped.
     job('result-retention', () => applyResultRetention(services), intervals.resultRetentionSeconds),
+    // EVENT_RETENTION_DAYS: older events go, with their deliveries and attempts.
+    job('event-retention', () => applyEventRetention(services), intervals.eventRetentionSeconds),
   ];
 }

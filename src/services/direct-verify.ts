@@ -6,6 +6,7 @@ import type { SessionResult } from '../domain/session.ts';
 import { SPENT_NONCE_TTL_MS } from '../domain/spent-nonces.ts';
 import type { RejectionReason } from '../proofs/types.ts';
 import { nonceStanding, purgeSpentNoncesBefore, spendNonce } from '../store/spent-nonces.ts';
+import { purgeInBatches, type BatchOptions } from './batches.ts';
 import type { ServiceDeps } from './deps.ts';
 import { isOwnClientId } from './openid4vp/request.ts';
 import { checkPresentation, rejectionSentence } from './presentations.ts';
@@ -111,9 +112,13 @@ function reused(format: CredentialFormat): DirectVerifyResult {
 }
 
 /**
- * Deletes spent-nonce rows past their expiry; returns how many went. Run by the periodic purge
- * job; any number of processes may run it at once.
+ * Deletes spent-nonce rows past their expiry, in batches (services/batches.ts); returns how many
+ * went. Run by the periodic purge job; any number of processes may run it at once.
  */
-export async function purgeExpiredSpentNonces(deps: Pick<ServiceDeps, 'db' | 'clock'>): Promise<number> {
-  return purgeSpentNoncesBefore(deps.db, deps.clock.now().toISOString());
+export async function purgeExpiredSpentNonces(
+  deps: Pick<ServiceDeps, 'db' | 'clock'>,
+  options: BatchOptions = {},
+): Promise<number> {
+  const now = deps.clock.now().toISOString();
+  return purgeInBatches((limit) => purgeSpentNoncesBefore(deps.db, now, limit), options);
 }

@@ -9,6 +9,7 @@ import { redactSessionEvents } from '../store/events.ts';
 import { redactStoredResponses } from '../store/idempotency.ts';
 import { dueForRetention, findSession, redactSessionRow } from '../store/sessions.ts';
 import { clearAttemptBodiesBefore, clearSessionAttemptBodies } from '../store/webhook-deliveries/retention.ts';
+import { purgeInBatches, yieldToEventLoop, type BatchOptions } from './batches.ts';
 import type { ServiceDeps } from './deps.ts';
 import { sessionForCaller } from './sessions.ts';
 
@@ -78,7 +79,8 @@ export interface RetentionOutcome {
  * event, the sessions that ended more than that many days ago, and drops the stored response
  * bodies of webhook attempts older than the same window. A session ends at `expiresAt` at the
  * latest, so its data is kept at least the window after it ended, and at most its lifetime (15
- * minutes) longer. At most `maxBatches` batches per run; the next run carries on. Any number of
+ * minutes) longer. At most `maxBatches` batches per run, the event loop turning between two; the
+ * next run carries on; attempt bodies are emptied in batches too (`attemptBodies`). Any number of
  * processes may run it: a session another one redacted first is skipped. After each batch that
  * redacted a session, and after dropping attempt bodies, the erased values' older copies are
  * removed from the database's files as far as the dialect allows; a run that rewrote rows ends
@@ -87,7 +89,7 @@ export interface RetentionOutcome {
  */
 export async function applyResultRetention(
   deps: ServiceDeps,
-  options: { batchSize?: number; maxBatches?: number } = {},
+  options: BatchOptions & { attemptBodies?: BatchOptions } = {},
 ): Promise<RetentionOutcome> {
   const batchSize = options.batchSize ?? 100;
   const maxBatches = options.maxBatches ?? 10;
@@ -95,6 +97,7 @@ export async function applyResultRetention(
   const cutoff = new Date(now.getTime() - deps.config.resultRetentionDays * DAY_MS).toISOString();
   let sessions = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
+    if (batch > 0) await yieldToEventLoop();
     const due = await dueForRetention(deps.db, cutoff, batchSize);
     let redacted = 0;
     for (const session of due) {
@@ -106,8 +109,11 @@ export async function applyResultRetention(
     sessions += redacted;
     if (due.length < batchSize) break;
   }
-  const attemptBodies = await clearAttemptBodiesBefore(deps.db, cutoff);
-  if (attemptBodies > 0) await afterRedactionBatch(deps.db);
+  const attemptBodies = await purgeInBatches(async (limit) => {
+    const cleared = await clearAttemptBodiesBefore(deps.db, cutoff, limit);
+    if (cleared > 0) await afterRedactionBatch(deps.db);
+    return cleared;
+  }, options.attemptBodies);
   await afterRetentionSweep(deps.db, sessions > 0 ? REDACTION_TABLES : attemptBodies > 0 ? ['webhook_attempts'] : []);
   return { sessions, attemptBodies };
 }

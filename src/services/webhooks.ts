@@ -8,6 +8,7 @@ import type { PageRequest } from '../store/pagination.ts';
 import type { DeliveryStatus } from '../domain/delivery-state.ts';
 import { findDelivery, listDeliveries, type Delivery } from '../store/webhook-deliveries/read-model.ts';
 import { requeueDelivery } from '../store/webhook-deliveries/recording.ts';
+import { deleteEndpointDeliveries } from '../store/webhook-deliveries/retention.ts';
 import {
   deleteEndpoint,
   findEndpoint,
@@ -20,6 +21,7 @@ import {
 import { newSigningSecret } from '../webhooks/secrets.ts';
 import { checkTargetUrl } from '../outbound/ssrf.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
+import { ENDPOINT_DELIVERY_BATCH, purgeInBatches, type BatchOptions } from './batches.ts';
 import type { ServiceDeps } from './deps.ts';
 
 /** How long the secret replaced by a rotation keeps signing (docs/webhooks.md, Signing secrets). */
@@ -210,8 +212,22 @@ export async function deleteEndpointFor(
   deps: ServiceDeps,
   principal: Principal,
   id: string,
+  options: Pick<BatchOptions, 'batchSize'> = {},
 ): Promise<{ id: string; deletedAt: string }> {
   const endpoint = await endpointForCaller(deps, principal, id);
+  // Disabled first, so that no new delivery is written for it meanwhile; then its deliveries go
+  // in batches (an endpoint may have millions), each a short transaction; then the endpoint.
+  // Stopped half-way (a crash), it stays disabled, and deleting it again finishes the work.
+  await updateEndpoint(
+    deps.db,
+    endpoint.id,
+    { enabled: false, disabledReason: 'manual' },
+    deps.clock.now().toISOString(),
+  );
+  await purgeInBatches((limit) => deleteEndpointDeliveries(deps.db, endpoint.id, limit), {
+    batchSize: options.batchSize ?? ENDPOINT_DELIVERY_BATCH,
+    maxBatches: Number.POSITIVE_INFINITY,
+  });
   await deps.db.transaction().execute((trx) => deleteEndpoint(trx, endpoint.id));
   return { id: endpoint.id, deletedAt: deps.clock.now().toISOString() };
 }

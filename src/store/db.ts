@@ -143,18 +143,39 @@ export async function openStore(url: string, options: OpenOptions = {}): Promise
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
-/** Brings the schema up to date; safe to run from several processes at once (kysely locks). */
+/**
+ * The pending migrations in runs of consecutive ones that share a mode: inside a transaction (the
+ * default) or not (`transactional = false`), each run ending at its last migration's name.
+ */
+function migrationRuns(pending: readonly string[]): Array<{ last: string; transactional: boolean }> {
+  const runs: Array<{ last: string; transactional: boolean }> = [];
+  for (const name of pending) {
+    const transactional = MIGRATIONS[name]?.transactional !== false;
+    const current = runs[runs.length - 1];
+    if (current && current.transactional === transactional) current.last = name;
+    else runs.push({ last: name, transactional });
+  }
+  return runs;
+}
+
+/**
+ * Brings the schema up to date; safe to run from several processes at once (kysely locks). On
+ * PostgreSQL the pending migrations run in one transaction per run of transactional ones, and a
+ * migration that builds indexes without locking its tables (`transactional = false`) runs outside
+ * any, under the same lock. A run that another process finished first finds nothing to do (no
+ * migration has a `down`, so a target behind the database's state changes nothing).
+ */
 export async function migrate(store: Pick<Store, 'db' | 'schema'>): Promise<void> {
-  const migrator = new Migrator({
-    db: store.db,
-    provider,
-    ...(store.schema ? { migrationTableSchema: store.schema } : {}),
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) {
-    throw new Error(
-      `database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
-    );
+  const options = { db: store.db, provider, ...(store.schema ? { migrationTableSchema: store.schema } : {}) };
+  const pending = (await new Migrator(options).getMigrations()).filter((m) => !m.executedAt).map((m) => m.name);
+  for (const run of migrationRuns(pending)) {
+    const migrator = new Migrator({ ...options, disableTransactions: !run.transactional });
+    const { error, results } = await migrator.migrateTo(run.last);
+    const failed = results?.find((r) => r.status === 'Error');
+    if (error || failed) {
+      throw new Error(
+        `database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 }

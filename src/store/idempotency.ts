@@ -53,8 +53,24 @@ export async function releaseIdempotency(db: Db, scope: string, key: string): Pr
   await db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('idempotency_key', '=', key).execute();
 }
 
-export async function purgeIdempotencyBefore(db: Db, cutoff: string): Promise<number> {
-  const result = await db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
+/** Deletes at most `limit` of the stored responses created before `cutoff` (one batch); returns how many went. */
+export async function purgeIdempotencyBefore(db: Db, cutoff: string, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where((eb) =>
+      eb(
+        eb.refTuple('scope', 'idempotency_key'),
+        'in',
+        eb
+          .selectFrom('idempotency_keys')
+          .select(['scope', 'idempotency_key'])
+          .where('created_at', '<', cutoff)
+          .orderBy('created_at')
+          .limit(limit)
+          .$asTuple('scope', 'idempotency_key'),
+      ),
+    )
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 

@@ -45,8 +45,23 @@ export async function nonceStanding(
   return { sessionNonce: Boolean(row.session_nonce), spent: Boolean(row.spent) };
 }
 
-/** Deletes the rows that expired before `now`; returns how many went. */
-export async function purgeSpentNoncesBefore(db: Db, now: string): Promise<number> {
-  const result = await db.deleteFrom('spent_nonces').where('expires_at', '<', now).executeTakeFirst();
+/** Deletes at most `limit` of the rows that expired before `now` (one batch); returns how many went. */
+export async function purgeSpentNoncesBefore(db: Db, now: string, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('spent_nonces')
+    .where((eb) =>
+      eb(
+        eb.refTuple('org_id', 'nonce_hash'),
+        'in',
+        eb
+          .selectFrom('spent_nonces')
+          .select(['org_id', 'nonce_hash'])
+          .where('expires_at', '<', now)
+          .orderBy('expires_at')
+          .limit(limit)
+          .$asTuple('org_id', 'nonce_hash'),
+      ),
+    )
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

@@ -10,9 +10,16 @@ import * as openid4vp from './0008_openid4vp.ts';
 import * as claimIndex from './0009_claim_index.ts';
 import * as healthProbe from './0010_health_probe.ts';
 import * as claimByEndpoint from './0011_claim_by_endpoint.ts';
+import * as scaleIndexes from './0016_scale_indexes.ts';
+
+/**
+ * A migration; one that exports `transactional = false` runs outside a transaction on PostgreSQL
+ * (an index built CONCURRENTLY cannot run inside one: store/online-index.ts).
+ */
+export type MigrationModule = Migration & { transactional?: boolean };
 
 /** Every migration, in order. Names are permanent: never rename or edit one that has shipped. */
-export const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, MigrationModule> = {
   '0001_foundation': foundation,
   '0002_sessions': sessions,
   '0003_webhooks': webhooks,
@@ -24,4 +31,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009_claim_index': claimIndex,
   '0010_health_probe': healthProbe,
   '0011_claim_by_endpoint': claimByEndpoint,
+  '0016_scale_indexes': scaleIndexes,
 };
