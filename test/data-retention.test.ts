@@ -4,7 +4,7 @@ import type { DeliveryStatus } from '../src/domain/delivery-state.ts';
 import { newId } from '../src/domain/ids.ts';
 import { purgeExpiredSpentNonces } from '../src/services/direct-verify.ts';
 import { applyEventRetention } from '../src/services/event-retention.ts';
-import { purgeExpiredIdempotencyKeys } from '../src/services/idempotency-purge.ts';
+import { purgeExpiredIdempotencyKeys } from '../src/services/idempotency.ts';
 import { applyResultRetention } from '../src/services/redaction.ts';
 import { deleteEndpointFor } from '../src/services/webhooks.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
