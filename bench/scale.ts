@@ -31,20 +31,17 @@
  * idle p99, at the largest size). PostgreSQL uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a
  * schema of its own, dropped after). Figures are printed, never asserted.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import { statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { sql, type Kysely } from 'kysely';
-import { Pool } from 'undici';
-import { analyze, DAY_MS, idTime, seed } from './scale-seed.ts';
-import { benchDatabase, load, median, percentile, REPO_ROOT, type BenchDialect } from './support.ts';
-import { unusedPort } from '../test/support/server.ts';
+import { diskBytes, dueWork, spentNonceBurst } from './scale-due.ts';
+import { analyze, seed } from './scale-seed.ts';
+import { backgroundLoad, startService, type Service } from './scale-service.ts';
+import { benchDatabase, load, median, REPO_ROOT, type BenchDialect } from './support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -62,261 +59,11 @@ const SERVICE_ROOT = resolve(values['service-root']);
 const SEED_ROOT = resolve(values['seed-root'] ?? SERVICE_ROOT);
 const REQUESTS = Number(values.requests);
 const BACKLOG = Number(values.backlog);
-const HOOK = pathToFileURL(join(REPO_ROOT, 'bench/scale-hook.ts')).href;
 const dialects = values.database.split(',') as BenchDialect[];
 
 const rootModule = (root: string, path: string): Promise<any> => import(pathToFileURL(join(root, path)).href);
 
 type Figures = Record<string, number>;
-
-interface Service {
-  child: ChildProcess;
-  origin: string;
-  jobs(): Promise<string[]>;
-  run(name: string): Promise<{ ms: number; error?: string }>;
-  stop(): Promise<void>;
-}
-
-async function startService(root: string, databaseUrl: string): Promise<{ service: Service; startupMs: number }> {
-  const port = await unusedPort();
-  const origin = `http://127.0.0.1:${port}`;
-  const started = performance.now();
-  const child = fork(join(root, 'src/main.ts'), [], {
-    cwd: root,
-    execArgv: ['--import', 'tsx', '--import', HOOK],
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      BASE_URL: origin,
-      ROLE: 'all',
-      LOG_LEVEL: 'warn',
-      OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true',
-      RATE_LIMIT_API_KEY_PER_MINUTE: '0',
-      RATE_LIMIT_PUBLIC_PER_MINUTE: '0',
-    },
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited before answering:\n${stderr}`);
-    try {
-      if ((await fetch(`${origin}/healthz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const startupMs = performance.now() - started;
-  const ask = <T>(message: object, type: string): Promise<T> =>
-    new Promise((resolve) => {
-      const listener = (answer: { type: string }) => {
-        if (answer.type !== type) return;
-        child.off('message', listener);
-        resolve(answer as T);
-      };
-      child.on('message', listener);
-      child.send(message);
-    });
-  return {
-    startupMs,
-    service: {
-      child,
-      origin,
-      jobs: async () => (await ask<{ names: string[] }>({ type: 'jobs' }, 'jobs')).names,
-      run: (name) => ask<{ ms: number; error?: string }>({ type: 'run', name }, 'ran'),
-      stop: async () => {
-        if (child.exitCode !== null) return;
-        const exited = once(child, 'exit');
-        child.kill('SIGTERM');
-        await exited;
-      },
-    },
-  };
-}
-
-/** A load of gets and creates, 2 in flight, until stopped: each request's end time and latency. */
-function backgroundLoad(origin: string, headers: Record<string, string>, sessionId: string, createBody: string) {
-  const pool = new Pool(origin, { connections: 2 });
-  const samples: Array<{ at: number; ms: number }> = [];
-  let running = true;
-  const workers = [0, 1].map(async (w) => {
-    for (let i = 0; running; i++) {
-      const t0 = performance.now();
-      const post = (i + w) % 2 === 1;
-      const res = await pool.request({
-        method: post ? 'POST' : 'GET',
-        path: post ? '/verification/v1/sessions' : `/verification/v1/sessions/${sessionId}`,
-        headers: post ? { ...headers, 'content-type': 'application/json' } : headers,
-        body: post ? createBody : undefined,
-      });
-      await res.body.text();
-      const end = performance.now();
-      samples.push({ at: end, ms: end - t0 });
-    }
-  });
-  return {
-    p99Between: (from: number, to: number) =>
-      percentile(
-        samples
-          .filter((s) => s.at >= from && s.at <= to)
-          .map((s) => s.ms)
-          .sort((a, b) => a - b),
-        99,
-      ) ?? 0,
-    stop: async () => {
-      running = false;
-      await Promise.all(workers);
-      await pool.close();
-    },
-  };
-}
-
-async function diskBytes(db: Kysely<any>, dialect: BenchDialect, url: string): Promise<number> {
-  if (dialect === 'postgres') {
-    const { rows } = await sql<{ bytes: number }>`
-      select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as bytes from pg_class c
-      where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r'`.execute(db);
-    return Number(rows[0].bytes);
-  }
-  await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db);
-  const path = url.replace(/^sqlite:/, '');
-  return statSync(path).size;
-}
-
-/** The fixed due work of one job interval, which does not grow with the size. */
-async function dueWork(
-  db: Kysely<any>,
-  tenant: { orgId: string; appId: string },
-  now: number,
-  days: { result: number; event: number },
-) {
-  const iso = (ms: number) => new Date(ms).toISOString();
-  const id = (prefix: string, n: number) => `${prefix}_zz${String(n).padStart(24, '0')}`;
-  const session = (n: number, createdMs: number) => ({
-    id: id('sess', n),
-    app_id: tenant.appId,
-    org_id: tenant.orgId,
-    environment: 'sandbox',
-    status: 'pending',
-    challenge_nonce: `due-${n}`,
-    purpose: 'Benchmark',
-    required_claims: '["is_active_student"]',
-    metadata: '{"customer":"due"}',
-    client_reference: null,
-    failed_attempts: 0,
-    verified: null,
-    result: null,
-    expires_at: iso(createdMs + 15 * 60_000),
-    created_at: iso(createdMs),
-    updated_at: iso(createdMs),
-    consented_at: null,
-    completed_at: null,
-    redacted_at: null,
-  });
-  const sessions = [
-    ...Array.from({ length: 10 }, (_, n) => session(n, now - 16 * 60_000)),
-    ...Array.from({ length: 10 }, (_, n) => ({
-      ...session(100 + n, now - days.result * DAY_MS - 3_600_000),
-      status: 'expired',
-    })),
-  ];
-  await db.insertInto('sessions').values(sessions).execute();
-  const old = now - (days.event + 1) * DAY_MS;
-  const events = Array.from({ length: 20 }, (_, n) => `evt_${idTime(old)}${String(n).padStart(16, '0')}`);
-  await db
-    .insertInto('events')
-    .values(
-      events.map((e) => ({
-        id: e,
-        app_id: tenant.appId,
-        org_id: tenant.orgId,
-        environment: 'sandbox',
-        type: 'verification.expired',
-        data: '{"sessionId":"sess_old"}',
-        created_at: iso(old),
-        session_id: 'sess_old',
-      })),
-    )
-    .execute();
-  await db
-    .insertInto('webhook_deliveries')
-    .values(
-      events.map((e) => ({
-        id: `del_${e.slice(4)}`,
-        endpoint_id: `whk_${tenant.appId.slice(4)}`,
-        event_id: e,
-        event_type: 'verification.expired',
-        status: 'succeeded',
-        due_at: null,
-        lease_token: null,
-        attempt_count: 1,
-        created_at: iso(old),
-        updated_at: iso(old),
-        delivered_at: iso(old),
-      })),
-    )
-    .execute();
-  await db
-    .insertInto('webhook_attempts')
-    .values(
-      events.map((e) => ({
-        id: `att_${e.slice(4)}`,
-        delivery_id: `del_${e.slice(4)}`,
-        attempt: 1,
-        worker_id: 'seed',
-        started_at: iso(old),
-        duration_ms: 3,
-        status_code: 200,
-        outcome: 'succeeded',
-        error_message: null,
-        response_body: 'ok',
-        response_body_truncated: 0,
-      })),
-    )
-    .execute();
-  await db
-    .insertInto('spent_nonces')
-    .values(
-      Array.from({ length: 50 }, (_, n) => ({
-        org_id: tenant.orgId,
-        nonce_hash: `due-${n}`,
-        spent_at: iso(now - 3_600_000),
-        expires_at: iso(now - 60_000),
-      })),
-    )
-    .execute();
-  await db
-    .insertInto('idempotency_keys')
-    .values(
-      Array.from({ length: 50 }, (_, n) => ({
-        scope: `bench:${tenant.orgId}`,
-        idempotency_key: `due-${n}`,
-        fingerprint: 'x',
-        status_code: 200,
-        response_body: '{}',
-        created_at: iso(now - 25 * 3_600_000),
-      })),
-    )
-    .execute();
-}
-
-/** Expired spent nonces written at once, `count` of them, for the purge burst. */
-async function spentNonceBurst(db: Kysely<any>, dialect: BenchDialect, orgId: string, count: number, now: number) {
-  const expired = new Date(now - 60_000).toISOString();
-  const numbers =
-    dialect === 'postgres'
-      ? `generate_series(1, ${count}) as g(i)`
-      : `(with recursive s(i) as (select 1 union all select i + 1 from s where i < ${count}) select i from s) as g`;
-  await sql
-    .raw(
-      `insert into spent_nonces (org_id, nonce_hash, spent_at, expires_at)
-       select '${orgId}', 'burst-' || i, '${expired}', '${expired}' from ${numbers}`,
-    )
-    .execute(db);
-}
 
 async function measure(dialect: BenchDialect, size: number): Promise<Figures> {
   const database = await benchDatabase(dialect);

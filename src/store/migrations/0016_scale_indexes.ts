@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { createIndexOnline, dropIndexOnline } from '../online-index.ts';
+import { createIndexOnline, dropIndexOnline, type IndexDefinition } from '../online-index.ts';
 
 /**
  * Issue 30: indexes that keep the cost of the periodic jobs and of every list filter flat as the
@@ -17,6 +17,22 @@ import { createIndexOnline, dropIndexOnline } from '../online-index.ts';
  */
 export const transactional = false;
 
+const LIST_FILTERS: IndexDefinition[] = [
+  { name: 'sessions_org_env_status', table: 'sessions', columns: ['org_id', 'environment', 'status', 'id'] },
+  { name: 'sessions_app_status', table: 'sessions', columns: ['app_id', 'status', 'id'] },
+  { name: 'events_org_env_type', table: 'events', columns: ['org_id', 'environment', 'type', 'id'] },
+  { name: 'events_app_type', table: 'events', columns: ['app_id', 'type', 'id'] },
+  // Only finished deliveries (no due_at): a pending or sending one is found through the claim's
+  // partial index by endpoint (0011), and the claim, which reads due rows, cannot pick this one.
+  {
+    name: 'webhook_deliveries_done_by_status',
+    table: 'webhook_deliveries',
+    columns: ['endpoint_id', 'status', 'id'],
+    where: 'due_at is null',
+  },
+  { name: 'api_keys_org_env', table: 'api_keys', columns: ['org_id', 'environment', 'id'] },
+];
+
 export async function up(db: Kysely<any>): Promise<void> {
   await createIndexOnline(db, {
     name: 'sessions_retention_due',
@@ -32,29 +48,5 @@ export async function up(db: Kysely<any>): Promise<void> {
     where: "response_body <> ''",
   });
   await dropIndexOnline(db, 'webhook_attempts_started');
-  await createIndexOnline(db, {
-    name: 'sessions_org_env_status',
-    table: 'sessions',
-    columns: ['org_id', 'environment', 'status', 'id'],
-  });
-  await createIndexOnline(db, { name: 'sessions_app_status', table: 'sessions', columns: ['app_id', 'status', 'id'] });
-  await createIndexOnline(db, {
-    name: 'events_org_env_type',
-    table: 'events',
-    columns: ['org_id', 'environment', 'type', 'id'],
-  });
-  await createIndexOnline(db, { name: 'events_app_type', table: 'events', columns: ['app_id', 'type', 'id'] });
-  // Only finished deliveries (no due_at): a pending or sending one is found through the claim's
-  // partial index by endpoint (0011), and the claim, which reads due rows, cannot pick this one.
-  await createIndexOnline(db, {
-    name: 'webhook_deliveries_done_by_status',
-    table: 'webhook_deliveries',
-    columns: ['endpoint_id', 'status', 'id'],
-    where: 'due_at is null',
-  });
-  await createIndexOnline(db, {
-    name: 'api_keys_org_env',
-    table: 'api_keys',
-    columns: ['org_id', 'environment', 'id'],
-  });
+  for (const definition of LIST_FILTERS) await createIndexOnline(db, definition);
 }
