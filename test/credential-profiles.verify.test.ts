@@ -9,6 +9,7 @@ import { addIssuer } from '../src/services/trust-registry.ts';
 import { DOMAIN, issueEnrolment, newHolder, presentWith } from './support/enrolment.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { consent, createSession } from './support/sessions.ts';
+import { listeningApp } from './support/server.ts';
 import { newIssuerKey, type IssuerKey } from './support/university.ts';
 
 /**
@@ -249,6 +250,47 @@ forEachDialect('credential profiles: a foreign SD-JWT VC through /verify and the
       assert.equal(await runCli(['profiles', 'remove', 'student_credential'], ctx), 2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('matricula profiles over the admin API (--admin-url), without the database', async () => {
+    const served = await listeningApp(h.store, h.clock, { ADMIN_TOKEN });
+    const out: string[] = [];
+    const ctx: CliContext = {
+      env: { MATRICULA_ADMIN_TOKEN: ADMIN_TOKEN },
+      stdout: (text) => out.push(text),
+      stderr: (text) => out.push(text),
+      clock: h.clock,
+      openStore: () => Promise.reject(new Error('the CLI opened the database')),
+      config: () => h.config,
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'matricula-profile-admin-'));
+    try {
+      const file = join(dir, 'profile.json');
+      const definition = {
+        id: 'remote_card',
+        format: 'dc+sd-jwt',
+        vct: ['urn:example:remote-card:1'],
+        claims: { is_active_student: { from: 'validity' }, university_domain: { from: 'issuer' } },
+      };
+      writeFileSync(file, JSON.stringify(definition));
+      const url = ['--admin-url', served.baseUrl];
+      assert.equal(await runCli(['profiles', 'add', '--file', file, ...url, '--json'], ctx), 0, out.join('\n'));
+      assert.deepEqual(JSON.parse(out.join('\n')), {
+        ...definition,
+        source: 'api',
+        createdAt: h.clock.now().toISOString(),
+      });
+      out.length = 0;
+      assert.equal(await runCli(['profiles', 'list', ...url, '--json'], ctx), 0, out.join('\n'));
+      const listed = JSON.parse(out.join('\n')) as { data: Array<{ id: string }> };
+      assert.ok(listed.data.some((p) => p.id === 'remote_card'));
+      assert.equal(await runCli(['profiles', 'add', '--file', file, ...url], ctx), 2, 'a duplicate id is refused');
+      assert.equal(await runCli(['profiles', 'remove', 'remote_card', ...url], ctx), 0);
+      assert.equal(await runCli(['profiles', 'remove', 'remote_card', ...url], ctx), 2, 'gone');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await served.app.close();
     }
   });
 });
