@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { addIssuer } from '../src/services/trust-registry.ts';
-import { DOMAIN, issueEnrolment, newHolder, presentWith } from './support/enrolment.ts';
+import { DOMAIN, issueEnrolment, newHolder, presentWith, registerExampleUniversity } from './support/enrolment.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
 import { holderClient, submit, uriParameters } from './support/openid4vp-holder.ts';
 import { loopbackServer } from './support/server.ts';
-import { newIssuerKey, type IssuerKey } from './support/university.ts';
+import type { IssuerKey } from './support/university.ts';
 
 /**
  * The DCQL query offers every accepted profile, and an independent holder (test/support/
@@ -26,15 +25,7 @@ forEachDialect('credential profiles over OpenID4VP', (dialect) => {
     h.clock.advance(Math.max(0, Date.now() - h.clock.now().getTime()));
     await server.serve(h.app);
     tenant = await h.bootstrap('sandbox');
-    issuer = await newIssuerKey();
-    const added = await addIssuer(h.services, {
-      name: 'Example University',
-      domain: DOMAIN,
-      country: 'ES',
-      environment: 'sandbox',
-      keys: { sdJwtVc: issuer.publicJwk },
-    });
-    assert.ok(added.ok);
+    issuer = await registerExampleUniversity(h);
     anchor = await (await fetch(`${server.origin}/openid4vp/v1/certificate`)).text();
   });
   after(() => h?.close());

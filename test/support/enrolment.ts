@@ -1,7 +1,10 @@
 import { createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { digest } from '@sd-jwt/crypto-nodejs';
-import type { IssuerKey } from './university.ts';
+import assert from 'node:assert/strict';
+import { addIssuer } from '../../src/services/trust-registry.ts';
+import type { Harness } from './harness.ts';
+import { newIssuerKey, type IssuerKey } from './university.ts';
 
 /**
  * An enrolment attestation as EU wallet pilots issue them (a URN `vct`, foreign claim names),
@@ -77,4 +80,18 @@ export async function presentWith(
   return sdjwt.present(credential, Object.fromEntries(disclose.map((c) => [c, true])), {
     kb: { payload: { iat: Math.floor(binding.now.getTime() / 1000), aud: binding.aud, nonce: binding.nonce } },
   });
+}
+
+/** Registers the example university (a sandbox entry with a raw key) and returns its key. */
+export async function registerExampleUniversity(h: Harness): Promise<IssuerKey> {
+  const issuer = await newIssuerKey();
+  const added = await addIssuer(h.services, {
+    name: 'Example University',
+    domain: DOMAIN,
+    country: 'ES',
+    environment: 'sandbox',
+    keys: { sdJwtVc: issuer.publicJwk },
+  });
+  assert.ok(added.ok, JSON.stringify(added));
+  return issuer;
 }
