@@ -74,6 +74,7 @@ try {
         environment: 'sandbox',
         requiredClaims: undefined,
         now: clock.now(),
+        profiles: await services.profiles.accepted(),
       });
       return outcome.kind === 'judged' && outcome.result.verified;
     },

@@ -14,6 +14,8 @@ import {
 import { DEFAULT_RESULT_RETENTION_DAYS } from './domain/redaction.ts';
 import { loadLiveVerificationKey, VerificationKeyError } from './proofs/groth16/verification-key.ts';
 import { parseServerArgs, ServerArgsError } from './server-args.ts';
+import type { CredentialProfile } from './domain/credential-profiles.ts';
+import { readProfilesFile } from './profiles-file.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -104,6 +106,8 @@ export interface Config {
   /** Issuer trust and revocation (docs/trust.md). */
   trust: TrustConfig;
   openid4vp: Openid4vpConfig;
+  /** CREDENTIAL_PROFILES_FILE: the operator's credential profiles (docs/credential-profiles.md); none when unset. */
+  credentialProfiles: readonly CredentialProfile[];
 }
 
 export interface RateLimits {
@@ -493,5 +497,14 @@ export function loadConfig(baseEnv: Env = process.env, argv: string[] = []): Con
     jobs: jobsConfig(env),
     trust: trustConfig(env),
     openid4vp: openid4vpConfig(env),
+    credentialProfiles: credentialProfiles(env),
   };
+}
+
+function credentialProfiles(env: Env): CredentialProfile[] {
+  const path = env.CREDENTIAL_PROFILES_FILE;
+  if (path === undefined || path === '') return [];
+  const read = readProfilesFile(path);
+  if (!read.ok) throw new ConfigError('CREDENTIAL_PROFILES_FILE', read.problem);
+  return read.profiles;
 }

@@ -62,10 +62,13 @@ forEachDialect('admin API', (dialect) => {
       const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
       const ops = operationsOf(doc).filter((op) => op.path.startsWith('/admin/'));
       assert.deepEqual(ops.map((op) => op.id).sort(), [
+        'DELETE /admin/v1/credential-profiles/{profileId}',
         'DELETE /admin/v1/issuers/{issuerId}',
+        'GET /admin/v1/credential-profiles',
         'GET /admin/v1/issuers',
         'GET /admin/v1/issuers/{issuerId}',
         'GET /admin/v1/organizations',
+        'POST /admin/v1/credential-profiles',
         'POST /admin/v1/issuers',
         'POST /admin/v1/issuers/{issuerId}/refresh',
         'POST /admin/v1/organizations',
@@ -73,7 +76,7 @@ forEachDialect('admin API', (dialect) => {
       const before = (await h.app.inject({ method: 'GET', url: '/admin/v1/issuers?limit=100', headers: admin })).json();
       for (const op of ops) {
         assert.deepEqual(doc.paths[op.path][op.method.toLowerCase()].security, [{ adminToken: [] }], op.id);
-        const url = op.path.replace('{issuerId}', before.data[0].id);
+        const url = op.path.replace('{issuerId}', before.data[0].id).replace('{profileId}', 'enrolment_attestation');
         for (const headers of [
           {},
           { authorization: `Bearer ${TOKEN}x` },

@@ -235,7 +235,21 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
           multiple: false,
           require_cryptographic_holder_binding: true,
         },
+        // Every accepted credential profile is offered (docs/credential-profiles.md); any one suffices.
+        {
+          id: 'enrolment_attestation',
+          format: 'dc+sd-jwt',
+          meta: { vct_values: ['urn:eudi:enrolment:1'] },
+          claims: [
+            { path: ['enrolment_status'], values: ['enrolled'] },
+            { path: ['isced_level'] },
+            { path: ['date_of_expiry'] },
+          ],
+          multiple: false,
+          require_cryptographic_holder_binding: true,
+        },
       ],
+      credential_sets: [{ options: [['student_credential'], ['enrolment_attestation']], required: true }],
     });
     assert.equal(httpStatus, 200, JSON.stringify(body));
     assert.deepEqual(body, {});

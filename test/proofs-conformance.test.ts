@@ -41,7 +41,7 @@ const STUDENT: SandboxStudent = {
   holderSeed: 'conformance-student',
 };
 const CLAIMS = ['is_active_student', 'university_domain', 'academic_level', 'valid_until'] as const;
-const context = (over: Partial<PresentationContext> = {}): Required<Omit<PresentationContext, 'acceptedVct'>> => ({
+const context = (over: Partial<PresentationContext> = {}): Required<Omit<PresentationContext, 'profiles'>> => ({
   nonce: 'nonce_conformance-1',
   audience: 'https://verify.example',
   now: NOW,

@@ -4,6 +4,7 @@ import { TestClock } from '../src/domain/clock.ts';
 import { noMetrics } from '../src/domain/metrics.ts';
 import { createVerifiers } from '../src/proofs/formats.ts';
 import { CachingIssuerPublications, MIN_REFRESH_INTERVAL_MS } from '../src/services/issuer-publications.ts';
+import { STUDENT_CREDENTIAL_PROFILE } from '../src/domain/built-in-profiles.ts';
 import { checkPresentation, type PresentationOutcome } from '../src/services/presentations.ts';
 import { addIssuer, databaseTrustRegistry, refreshIssuerMetadata } from '../src/services/trust-registry.ts';
 import { createGuardedDispatcher } from '../src/outbound/ssrf.ts';
@@ -73,6 +74,7 @@ forEachDialect('issuer trust', (dialect) => {
         environment: 'live',
         requiredClaims: ['is_active_student'],
         now: clock.now(),
+        profiles: [STUDENT_CREDENTIAL_PROFILE],
       });
 
     rootKey = await newIssuerKey();

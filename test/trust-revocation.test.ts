@@ -7,6 +7,7 @@ import { noMetrics } from '../src/domain/metrics.ts';
 import { createVerifiers } from '../src/proofs/formats.ts';
 import { CachingIssuerPublications } from '../src/services/issuer-publications.ts';
 import { PrometheusMetrics } from '../src/services/metrics.ts';
+import { STUDENT_CREDENTIAL_PROFILE } from '../src/domain/built-in-profiles.ts';
 import { checkPresentation, type PresentationOutcome } from '../src/services/presentations.ts';
 import { addIssuer, databaseTrustRegistry } from '../src/services/trust-registry.ts';
 import { createGuardedDispatcher } from '../src/outbound/ssrf.ts';
@@ -104,6 +105,7 @@ forEachDialect('credential revocation', (dialect) => {
           environment,
           requiredClaims: ['is_active_student'],
           now: clock.now(),
+          profiles: [STUDENT_CREDENTIAL_PROFILE],
         },
       );
   });
@@ -296,6 +298,7 @@ forEachDialect('credential revocation', (dialect) => {
           environment: 'live',
           requiredClaims: ['is_active_student'],
           now: clock.now(),
+          profiles: [STUDENT_CREDENTIAL_PROFILE],
         },
       );
     publish('/lists/counted');

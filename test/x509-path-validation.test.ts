@@ -17,6 +17,7 @@ import { createVerifiers } from '../src/proofs/formats.ts';
 import { validateChain, validateOwnChain, validatePath, type PathCheck } from '../src/proofs/x509.ts';
 import { CachingIssuerPublications } from '../src/services/issuer-publications.ts';
 import { loadRequestSigner } from '../src/services/openid4vp/signer.ts';
+import { STUDENT_CREDENTIAL_PROFILE } from '../src/domain/built-in-profiles.ts';
 import { checkPresentation, type PresentationOutcome } from '../src/services/presentations.ts';
 import { addIssuer, databaseTrustRegistry } from '../src/services/trust-registry.ts';
 import { createGuardedDispatcher } from '../src/outbound/ssrf.ts';
@@ -633,6 +634,7 @@ forEachDialect('X.509 path validation (credentials)', (dialect) => {
         environment: 'live',
         requiredClaims: ['is_active_student'],
         now: clock.now(),
+        profiles: [STUDENT_CREDENTIAL_PROFILE],
       });
     federation = await cert({ name: 'Federation Root', key: await ecKey(), ca: true });
     subA = await subCa(federation, { name: 'University A CA', permitted: { dns: [UNI_A], uri: [UNI_A] } });

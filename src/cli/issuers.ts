@@ -13,7 +13,7 @@ import type { StoredIssuer } from '../services/trust-registry.ts';
 import { adminCall, adminTarget, ADMIN_URL_OPTION, ADMIN_USAGE, type AdminTarget } from './admin-client.ts';
 import { printJson, UsageError, type Command } from './command.ts';
 
-function readJsonFile(path: string): unknown {
+export function readJsonFile(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -9,6 +9,7 @@ import { sandboxRevoke } from './sandbox.ts';
 import { keysCreate, keysRevoke } from './keys.ts';
 import { eventsTail, listen, webhooksTest } from './listen.ts';
 import { orgCreate } from './org.ts';
+import { profilesAdd, profilesList, profilesRemove } from './profiles.ts';
 import { walletCredential, walletPresent, walletPresentation } from './wallet.ts';
 
 export const COMMANDS: Command[] = [
@@ -21,6 +22,9 @@ export const COMMANDS: Command[] = [
   issuersRemove,
   issuersShow,
   issuersRefresh,
+  profilesAdd,
+  profilesList,
+  profilesRemove,
   sandboxRevoke,
   walletPresent,
   walletPresentation,

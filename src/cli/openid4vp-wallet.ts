@@ -179,9 +179,13 @@ export async function answerOpenid4vp(options: Openid4vpWalletOptions): Promise<
 
   const rawQuery: unknown = resolved.dcql?.query ?? request.dcql_query;
   const query = (typeof rawQuery === 'string' ? JSON.parse(rawQuery) : rawQuery) as {
-    credentials?: Array<{ id: string; claims?: Array<{ path: unknown[] }> }>;
+    credentials?: Array<{ id: string; meta?: { vct_values?: unknown }; claims?: Array<{ path: unknown[] }> }>;
   };
-  const credentialQuery = query?.credentials?.[0];
+  // The simulator holds a StudentCredential: it answers the query that asks for one (any one of a set suffices).
+  const queries = query?.credentials ?? [];
+  const credentialQuery =
+    queries.find((q) => Array.isArray(q.meta?.vct_values) && q.meta.vct_values.includes('StudentCredential')) ??
+    queries[0];
   if (!credentialQuery) throw new Error('the request has no DCQL credential query');
   const disclose = (credentialQuery.claims ?? [])
     .map((claim) => claim.path[0])

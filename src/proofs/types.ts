@@ -1,4 +1,5 @@
 import type { ClaimName, DisclosedClaims } from '../domain/claims.ts';
+import type { CredentialProfile } from '../domain/credential-profiles.ts';
 import type { CredentialFormat, TrustedIssuer, TrustRegistry } from '../domain/credentials.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { ResultWarning } from '../domain/session.ts';
@@ -28,8 +29,11 @@ export interface PresentationContext {
    * `requiredClaims`): the presentation is judged on what it discloses.
    */
   requiredClaims?: readonly ClaimName[];
-  /** SD-JWT VC `vct` values accepted (OpenID4VP's configured list); StudentCredential when absent. */
-  acceptedVct?: readonly string[];
+  /**
+   * The accepted credential profiles (docs/credential-profiles.md): which credential types are
+   * accepted and how their claims map onto the catalogue. The built-in StudentCredential when absent.
+   */
+  profiles?: readonly CredentialProfile[];
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   removeIssuer,
 } from '../services/trust-registry.ts';
 import { ApplicationListEntry } from './apps.ts';
+import { registerProfileRoutes } from './admin-profiles.ts';
 
 /** Requests per client address per minute, before the token is even looked at. */
 export const ADMIN_RATE_LIMIT_PER_MINUTE = 60;
@@ -254,6 +255,8 @@ export const adminRoutes =
         return { success: true as const, data: { issuer: refreshed.issuer, keys: refreshed.keys } };
       },
     });
+
+    registerProfileRoutes(app, deps);
 
     app.delete('/admin/v1/issuers/:issuerId', {
       schema: {

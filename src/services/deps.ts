@@ -17,6 +17,7 @@ import { localSandboxStatusLists, sandboxStatusListUri } from './sandbox-status-
 import { createGuardedDispatcher } from '../outbound/ssrf.ts';
 import { createUnitOfWork, type UnitOfWork } from './unit-of-work.ts';
 import { configureOpenid4vpLibraries } from './openid4vp/library-config.ts';
+import { profileCatalog, type ProfileCatalog } from './credential-profiles.ts';
 import { loadRequestSigner, type RequestSigner } from './openid4vp/signer.ts';
 
 /** What every use case needs, assembled once by the composition root and passed to every part. */
@@ -48,6 +49,8 @@ export interface ServiceDeps {
   requestSigner: () => Promise<RequestSigner>;
   /** The status requests waiting for a session to change; the unit of work wakes them after commit. */
   sessionWatch: SessionWatch;
+  /** The credential profiles: built-in, CREDENTIAL_PROFILES_FILE, and stored (docs/credential-profiles.md). */
+  profiles: ProfileCatalog;
 }
 
 /** Issuer metadata and status lists as the configuration says: SSRF guard, timeout, size limit, cache bounds. */
@@ -125,6 +128,7 @@ export function createServiceDeps(input: {
     sessionInserts: new SessionInserts(input.db),
     requestSigner: once(() => loadRequestSigner(input)),
     sessionWatch,
+    profiles: profileCatalog(input.db, input.config),
   };
 }
 

@@ -89,7 +89,7 @@ export async function verifyDirectly(
     environment: principal.environment,
     requiredClaims: input.requiredClaims,
     now,
-    acceptedVct: deps.config.openid4vp.acceptedVct,
+    profiles: await deps.profiles.accepted(),
   });
   if (outcome.kind === 'rejected') return rejected(input.format, outcome.reason, outcome.message);
 

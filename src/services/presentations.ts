@@ -7,6 +7,7 @@ import type { RejectionReason, VerifiedPresentation } from '../proofs/types.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { CredentialFormat, TrustRegistry } from '../domain/credentials.ts';
 import type { SessionResult } from '../domain/session.ts';
+import type { CredentialProfile } from '../domain/credential-profiles.ts';
 
 /** The closed list of rejection reasons, for the API's schemas. */
 export { REJECTION_REASONS } from '../proofs/types.ts';
@@ -29,8 +30,8 @@ export interface CheckInput {
   /** What the business asked for; undefined to judge the presentation on what it discloses. */
   requiredClaims: readonly ClaimName[] | undefined;
   now: Date;
-  /** SD-JWT VC `vct` values accepted; the format's default (StudentCredential) when absent. */
-  acceptedVct?: readonly string[];
+  /** The accepted credential profiles (every channel passes the service's: docs/credential-profiles.md). */
+  profiles: readonly CredentialProfile[];
 }
 
 /** Verifies the cryptography with the format's verifier, then judges the claims the same way for every format. */
@@ -65,7 +66,7 @@ async function verifyAndJudge(
       now: input.now,
       environment: input.environment,
       requiredClaims: input.requiredClaims && claimsToRequest(input.requiredClaims),
-      ...(input.acceptedVct ? { acceptedVct: input.acceptedVct } : {}),
+      profiles: input.profiles,
     },
     deps.trustRegistry,
   );

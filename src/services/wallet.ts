@@ -5,6 +5,7 @@ import { ApiError, notFound } from '../errors.ts';
 import { acceptedFormats } from '../proofs/formats.ts';
 import { claimsToRequest } from '../proofs/qualify.ts';
 import type { CredentialFormat } from '../domain/credentials.ts';
+import type { CredentialProfile } from '../domain/credential-profiles.ts';
 import { findApplicationById } from '../store/applications.ts';
 import { findSession, recordFailedAttempt, transitionSession } from '../store/sessions.ts';
 import { type Session, type SessionResult, type WalletProtocol } from '../domain/session.ts';
@@ -140,7 +141,8 @@ export interface Answer {
   /** What the presentation must be bound to: the protocol's nonce and audience. */
   nonce: string;
   audience: string;
-  acceptedVct?: readonly string[];
+  /** The profiles this answer is checked against; every accepted one when absent (OpenID4VP narrows to the query answered). */
+  profiles?: readonly CredentialProfile[];
 }
 
 /**
@@ -161,8 +163,8 @@ export async function answerConsentedSession(
     environment: session.environment,
     requiredClaims: session.requiredClaims,
     now,
-    // OPENID4VP_ACCEPTED_VCT holds for every protocol, not for OpenID4VP alone.
-    acceptedVct: answer.acceptedVct ?? deps.config.openid4vp.acceptedVct,
+    // The same profiles hold for every protocol (docs/credential-profiles.md).
+    profiles: answer.profiles ?? (await deps.profiles.accepted()),
   });
   const at = now.toISOString();
 

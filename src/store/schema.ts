@@ -197,8 +197,16 @@ export interface HealthProbeTable {
   checked_at: string;
 }
 
+/** Credential profiles added through the admin API or the CLI (migration 0015); the definition is JSON. */
+export interface CredentialProfilesTable {
+  id: string;
+  definition: string;
+  created_at: string;
+}
+
 export interface Database {
   issuers: IssuersTable;
+  credential_profiles: CredentialProfilesTable;
   sandbox_credential_statuses: SandboxCredentialStatusesTable;
   sessions: SessionsTable;
   events: EventsTable;

@@ -1,4 +1,6 @@
-import { isAcademicLevel, type DisclosedClaims } from '../../domain/claims.ts';
+import { STUDENT_CREDENTIAL_PROFILE } from '../../domain/built-in-profiles.ts';
+import { profileAllowsIssuer } from '../../domain/credential-profiles.ts';
+import { deriveClaims } from '../profile-claims.ts';
 import type {
   PresentationCheck,
   PresentationContext,
@@ -9,7 +11,6 @@ import type {
   VerifiedPresentation,
 } from '../types.ts';
 import { parseCompactSdJwt } from './compact.ts';
-import { STUDENT_CREDENTIAL_VCT } from './credential.ts';
 import { resolveDisclosures } from './disclosures.ts';
 import { isAllowedAlgorithm } from './jose.ts';
 import { findSigner, methodsFor, verifyByMethod, type TrustMethod } from './issuer-trust.ts';
@@ -39,33 +40,6 @@ export function issuerDomain(iss: unknown): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Catalogue claims of the disclosed payload, with the types the catalogue gives them. */
-function catalogueClaims(payload: Record<string, unknown>): DisclosedClaims | string {
-  const claims: DisclosedClaims = {};
-  if (payload.is_active_student !== undefined) {
-    if (typeof payload.is_active_student !== 'boolean') return 'is_active_student is not a boolean';
-    claims.is_active_student = payload.is_active_student;
-  }
-  for (const name of ['university_domain', 'academic_level', 'valid_until'] as const) {
-    if (payload[name] === undefined) continue;
-    if (typeof payload[name] !== 'string') return `${name} is not a string`;
-    claims[name] = payload[name];
-  }
-  return claims;
-}
-
-/**
- * What the issuer vouches for must be possible: it speaks for its own university only (as in
- * `bbs`), and an academic level is one of the catalogue. Undefined when the claims hold.
- */
-function claimProblem(claims: DisclosedClaims, issuer: TrustedIssuer): PresentationCheck | undefined {
-  if (claims.university_domain !== undefined && claims.university_domain !== issuer.domain)
-    return reject('untrusted_issuer', `${issuer.domain} cannot vouch for students of ${claims.university_domain}`);
-  if (claims.academic_level !== undefined && !isAcademicLevel(claims.academic_level))
-    return reject('invalid_claim', `academic_level ${JSON.stringify(claims.academic_level)} is not in the catalogue`);
-  return undefined;
 }
 
 /**
@@ -185,21 +159,30 @@ async function verifyPresentation(
 
   if (typeof header.typ !== 'string' || !SD_JWT_VC_TYPES.includes(header.typ))
     return reject('malformed_presentation', 'issuer JWT typ is not dc+sd-jwt');
-  const acceptedVct = context.acceptedVct ?? [STUDENT_CREDENTIAL_VCT];
-  if (typeof payload.vct !== 'string' || !acceptedVct.includes(payload.vct))
-    return reject('malformed_presentation', `vct is not ${acceptedVct.join(' or ')}`);
+  // The credential type decides what its claims mean: the accepted profile that names its vct.
+  const profiles = (context.profiles ?? [STUDENT_CREDENTIAL_PROFILE]).filter((p) => p.format === 'dc+sd-jwt');
+  const vct = payload.vct;
+  const profile = typeof vct === 'string' ? profiles.find((p) => p.vct?.includes(vct)) : undefined;
+  if (!profile)
+    return reject(
+      'malformed_presentation',
+      `vct ${JSON.stringify(vct)} is not accepted: no credential profile names it (accepted: ${profiles.flatMap((p) => p.vct ?? []).join(', ')})`,
+    );
+  if (!profileAllowsIssuer(profile, issuer))
+    return reject('untrusted_issuer', `${issuer.domain} is not among the issuers of ${profile.id} credentials`);
   if (payload._sd_alg !== undefined && payload._sd_alg !== 'sha-256')
     return reject('algorithm_not_allowed', 'only sha-256 disclosure digests are accepted');
   const disclosed = resolveDisclosures(payload, sdJwt.disclosures);
   if (!disclosed.ok) return reject('invalid_disclosure', disclosed.message);
-  const claims = catalogueClaims(disclosed.claims);
-  if (typeof claims === 'string') return reject('malformed_presentation', claims);
   const expires = expiry(payload.exp);
   if (typeof expires === 'string') return reject('malformed_presentation', expires);
 
   const binding = checkKeyBinding(sdJwt, payload, context);
   if (!binding.ok) return binding;
-  const problem = claimProblem(claims, issuer) ?? notYetValid(payload, context.now);
+  const derived = deriveClaims(profile, disclosed.claims, { issuer, ...expires });
+  if (!derived.ok) return reject(derived.reason, derived.message);
+  const { claims } = derived;
+  const problem = notYetValid(payload, context.now);
   if (problem) return problem;
   const status = await statusOf(payload, iss, issuer, signer.method, registry, context.now);
   if (!status.ok) return status.rejection;
@@ -207,8 +190,9 @@ async function verifyPresentation(
 }
 
 /**
- * Verifies an IETF SD-JWT VC presentation (compact SD-JWT with KB-JWT) of a StudentCredential.
- * Returns the registry entry whose key signed and the disclosed catalogue claims; does not judge
+ * Verifies an IETF SD-JWT VC presentation (compact SD-JWT with KB-JWT) of a type an accepted
+ * credential profile names (docs/credential-profiles.md). Returns the registry entry whose key
+ * signed and the catalogue claims the profile derives from what was disclosed; does not judge
  * qualification (inactive, expired, missing claims). Never throws for bad input; registry
  * failures propagate, they are faults.
  */

@@ -18,13 +18,14 @@ import { answerConsentedSession, decide, rejectAttempt, sameSecret, type Submiss
 import {
   authorizationRequestPayload,
   clientId,
-  CREDENTIAL_QUERY_ID,
   RESPONSE_ENCRYPTION_ALG,
   RESPONSE_ENCRYPTION_ENC,
   requestUri,
   type RequestFlow,
 } from './request.ts';
 import { encryptionKeyPair, requestNonce, requestToken, responseCode } from './session-secrets.ts';
+import { configuredAcceptedProfiles } from '../credential-profiles.ts';
+import type { CredentialProfile } from '../../domain/credential-profiles.ts';
 
 export { openid4vpUri } from './request.ts';
 export { certificateChainPem } from './signer.ts';
@@ -128,7 +129,7 @@ export async function signedRequestObject(
   const expiresInSeconds = Math.max(1, Math.floor((Date.parse(session.expiresAt) - now.getTime()) / 1000));
   const created = await createOpenid4vpAuthorizationRequest({
     ...(input.walletNonce ? { wallet: { expectedNonce: input.walletNonce } } : {}),
-    authorizationRequestPayload: authorizationRequestPayload(deps.config, session, input, {
+    authorizationRequestPayload: authorizationRequestPayload(deps.config, session, input, await offeredProfiles(deps), {
       clientName: app?.name,
       walletNonce: input.walletNonce,
     }),
@@ -155,6 +156,16 @@ export async function signedRequestObject(
   return created.jar.authorizationRequestJwt;
 }
 
+/**
+ * The profiles a session's request offers: every accepted one in a signed request (fetched, so the
+ * stored profiles are read); the built-in and file ones in a request by value (redirect_uri).
+ */
+async function offeredProfiles(deps: ServiceDeps): Promise<readonly CredentialProfile[]> {
+  return deps.config.openid4vp.clientIdPrefix === 'x509_san_dns'
+    ? deps.profiles.accepted()
+    : configuredAcceptedProfiles(deps.config);
+}
+
 /** Decrypts `direct_post.jwt` responses with the session's key; nothing else decrypts. */
 function decryptWith(session: Session): CallbackContext['decryptJwe'] {
   const keys = encryptionKeyPair(session.challengeNonce, session.id);
@@ -178,12 +189,13 @@ async function parseResponse(
   session: Session,
   flow: RequestFlow,
   body: Record<string, unknown>,
-): Promise<{ presentation: string } | { problem: string }> {
+): Promise<{ presentation: string; profile: CredentialProfile } | { problem: string }> {
+  const profiles = await offeredProfiles(deps);
   let parsed: ParsedOpenid4vpAuthorizationResponse;
   try {
     parsed = await parseOpenid4vpAuthorizationResponse({
       authorizationResponse: body,
-      authorizationRequestPayload: authorizationRequestPayload(deps.config, session, flow),
+      authorizationRequestPayload: authorizationRequestPayload(deps.config, session, flow, profiles),
       // Responses are encrypted, never signed: a signed-only one is refused below.
       callbacks: { decryptJwe: decryptWith(session), verifyJwt: () => ({ verified: false }) },
     });
@@ -194,13 +206,17 @@ async function parseResponse(
   if (deps.config.openid4vp.responseMode === 'direct_post.jwt' && parsed.jarm?.type !== JarmMode.Encrypted)
     return { problem: 'the authorization response is not encrypted to the key of the request (direct_post.jwt)' };
   if (parsed.type !== 'dcql') return { problem: 'the vp_token does not answer the DCQL query' };
+  // Any one credential query of the set answers; the answer is checked against its profile only.
   const ids = Object.keys(parsed.dcql.presentations);
-  const presentations = parsed.dcql.presentations[CREDENTIAL_QUERY_ID];
-  if (ids.length !== 1 || !presentations)
-    return { problem: `the vp_token must hold exactly the credential "${CREDENTIAL_QUERY_ID}"` };
+  const profile = ids.length === 1 ? profiles.find((p) => p.id === ids[0]) : undefined;
+  const presentations = profile ? parsed.dcql.presentations[profile.id] : undefined;
+  if (!profile || !presentations)
+    return {
+      problem: `the vp_token must hold exactly one credential, of ${profiles.map((p) => `"${p.id}"`).join(' or ')}`,
+    };
   if (presentations.length !== 1 || typeof presentations[0] !== 'string')
     return { problem: 'the vp_token must hold one dc+sd-jwt presentation (a compact SD-JWT with key binding)' };
-  return { presentation: presentations[0] };
+  return { presentation: presentations[0], profile };
 }
 
 export interface ResponseAcknowledgement {
@@ -261,7 +277,7 @@ export async function receiveAuthorizationResponse(
       presentation: parsed.presentation,
       nonce: requestNonce(session.challengeNonce),
       audience: clientId(deps.config, session, flow),
-      acceptedVct: deps.config.openid4vp.acceptedVct,
+      profiles: [parsed.profile],
     });
     return { ...acknowledgement(deps, session, flow), outcome };
   } catch (err) {

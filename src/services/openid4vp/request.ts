@@ -1,20 +1,17 @@
-import { DcqlQuery } from 'dcql';
 import type { Openid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
 import type { Config } from '../../config.ts';
 import { BoundedCache } from '../../domain/bounded-cache.ts';
-import type { ClaimName } from '../../domain/claims.ts';
+import type { CredentialProfile } from '../../domain/credential-profiles.ts';
 import type { Session } from '../../domain/session.ts';
-import { claimsToRequest } from '../../proofs/qualify.ts';
 import { ALLOWED_ALGORITHMS } from '../../proofs/sd-jwt-vc/index.ts';
+import { configuredAcceptedProfiles } from '../credential-profiles.ts';
+import { dcqlQuery } from './dcql.ts';
 import { encryptionKeyPair, requestNonce, requestToken } from './session-secrets.ts';
 
 /**
  * The OpenID4VP 1.0 authorization request of a session, a pure function of the session and the
  * configuration: every API process builds the same one, nothing is stored.
  */
-
-/** The DCQL credential query id: the key of the presentation in `vp_token`. */
-export const CREDENTIAL_QUERY_ID = 'student_credential';
 
 /** Encryption algorithms of `direct_post.jwt` responses: ECDH-ES on P-256 with these content encryptions. */
 export const RESPONSE_ENCRYPTION_ALG = 'ECDH-ES';
@@ -60,27 +57,13 @@ export function isOwnClientId(config: Config, audience: string): boolean {
   );
 }
 
-/** One `dc+sd-jwt` credential of an accepted vct, with a claim path per claim to disclose. */
-export function dcqlQuery(config: Config, requiredClaims: readonly ClaimName[]): DcqlQuery.Output {
-  const query = DcqlQuery.parse({
-    credentials: [
-      {
-        id: CREDENTIAL_QUERY_ID,
-        format: 'dc+sd-jwt',
-        meta: { vct_values: [...config.openid4vp.acceptedVct] },
-        claims: claimsToRequest(requiredClaims).map((claim) => ({ path: [claim] })),
-      },
-    ],
-  });
-  DcqlQuery.validate(query);
-  return query;
-}
-
 /** The authorization request parameters (the JAR payload, or the URI's parameters with `redirect_uri`). */
 export function authorizationRequestPayload(
   config: Config,
   session: Session,
   flow: RequestFlow,
+  /** The accepted credential profiles the DCQL query offers (docs/credential-profiles.md). */
+  profiles: readonly CredentialProfile[],
   extra: { clientName?: string; walletNonce?: string } = {},
 ): Openid4vpAuthorizationRequest {
   const encrypted = config.openid4vp.responseMode === 'direct_post.jwt';
@@ -91,7 +74,7 @@ export function authorizationRequestPayload(
     response_uri: responseUri(config, session, flow),
     response_mode: config.openid4vp.responseMode,
     nonce: requestNonce(session.challengeNonce),
-    dcql_query: dcqlQuery(config, session.requiredClaims),
+    dcql_query: dcqlQuery(profiles, session.requiredClaims),
     client_metadata: {
       ...(extra.clientName ? { client_name: extra.clientName } : {}),
       vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': algValues, 'kb-jwt_alg_values': algValues } },
@@ -142,6 +125,7 @@ function buildOpenid4vpUri(config: Config, session: Session, flow: RequestFlow):
           request_uri: requestUri(config, session, flow),
           request_uri_method: 'post',
         }
-      : authorizationRequestPayload(config, session, flow);
+      : // By value, without the database: the built-in and file profiles (docs/credential-profiles.md).
+        authorizationRequestPayload(config, session, flow, configuredAcceptedProfiles(config));
   return `${config.openid4vp.scheme}://?${queryString(params)}`;
 }
