@@ -1,33 +1,17 @@
 import { createPublicKey } from 'node:crypto';
-import { CompactSign, compactDecrypt, importJWK } from 'jose';
-import {
-  createOpenid4vpAuthorizationRequest,
-  parseOpenid4vpAuthorizationResponse,
-  JarmMode,
-  type ParsedOpenid4vpAuthorizationResponse,
-} from '@openid4vc/openid4vp';
+import { CompactSign } from 'jose';
+import { createOpenid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
 import { type CallbackContext, type Jwk } from '@openid4vc/oauth2';
-import { effectiveStatus } from '../../domain/session-state.ts';
-import type { Session } from '../../domain/session.ts';
-import { ApiError } from '../../errors.ts';
 import { findApplicationById } from '../../store/applications.ts';
-import { findSession } from '../../store/sessions.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { refusal } from '../sessions.ts';
-import { answerConsentedSession, decide, rejectAttempt, sameSecret, type SubmissionOutcome } from '../wallet.ts';
-import {
-  authorizationRequestPayload,
-  clientId,
-  CREDENTIAL_QUERY_ID,
-  RESPONSE_ENCRYPTION_ALG,
-  RESPONSE_ENCRYPTION_ENC,
-  requestUri,
-  type RequestFlow,
-} from './request.ts';
-import { encryptionKeyPair, requestNonce, requestToken, responseCode } from './session-secrets.ts';
+import { invalidRequest, Openid4vpError, openSession } from './open-request.ts';
+import { authorizationRequestPayload, requestUri, type RequestFlow } from './request.ts';
 
 export { openid4vpUri } from './request.ts';
 export { certificateChainPem } from './signer.ts';
+export { Openid4vpError } from './open-request.ts';
+export { receiveAuthorizationResponse, walletErrorLabel, type ResponseAcknowledgement } from './receive-response.ts';
+export { SAME_DEVICE_COOKIE, visitPortal, type BindingCookie } from './same-device.ts';
 
 /**
  * OpenID4VP 1.0 verifier endpoints as use cases: the signed request object a wallet fetches, and
@@ -35,35 +19,6 @@ export { certificateChainPem } from './signer.ts';
  * OpenWallet Foundation's @openid4vc libraries; the presentation itself is checked by the same
  * sd-jwt-vc verifier and the same session machinery as Matricula's own wallet protocol.
  */
-
-/** An OAuth-style error (`{error, error_description}`) for the wallet. */
-export class Openid4vpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-    readonly description: string,
-    /** The rejection reason, when a presentation was rejected. */
-    readonly reason?: string,
-  ) {
-    super(description);
-    this.name = 'Openid4vpError';
-  }
-}
-
-const invalidRequest = (description: string, reason?: string) =>
-  new Openid4vpError(400, 'invalid_request', description, reason);
-
-/** The session a request/response URI names, if its token is right (compared in constant time) and it is still open. */
-async function openSession(deps: ServiceDeps, sessionId: string, token: string): Promise<Session> {
-  const session = await findSession(deps.db, sessionId);
-  if (!session || !sameSecret(token, requestToken(session.challengeNonce)))
-    throw new Openid4vpError(404, 'invalid_request', 'There is no such authorization request.');
-  const status = effectiveStatus(session.status, session.expiresAt, deps.clock.now());
-  if (status === 'expired') throw invalidRequest('The authorization request has expired.');
-  if (status !== 'pending' && status !== 'consented')
-    throw invalidRequest(`The authorization request was already answered: the session is ${status}.`);
-  return session;
-}
 
 /** The request object is signed with the configured key or the sandbox certificate (`x5c` header). */
 function signJwtWith(deps: ServiceDeps): CallbackContext['signJwt'] {
@@ -153,122 +108,4 @@ export async function signedRequestObject(
   });
   if (!created.jar) throw new Error('the library returned no request object');
   return created.jar.authorizationRequestJwt;
-}
-
-/** Decrypts `direct_post.jwt` responses with the session's key; nothing else decrypts. */
-function decryptWith(session: Session): CallbackContext['decryptJwe'] {
-  const keys = encryptionKeyPair(session.challengeNonce, session.id);
-  return async (jwe) => {
-    try {
-      const key = await importJWK(keys.privateJwk, RESPONSE_ENCRYPTION_ALG);
-      const { plaintext } = await compactDecrypt(jwe, key, {
-        keyManagementAlgorithms: [RESPONSE_ENCRYPTION_ALG],
-        contentEncryptionAlgorithms: [...RESPONSE_ENCRYPTION_ENC],
-      });
-      return { decrypted: true, decryptionJwk: keys.publicJwk, payload: new TextDecoder().decode(plaintext) };
-    } catch {
-      return { decrypted: false };
-    }
-  };
-}
-
-/** A wallet's response, parsed and checked against the request by the library; a sentence when it is not one. */
-async function parseResponse(
-  deps: ServiceDeps,
-  session: Session,
-  flow: RequestFlow,
-  body: Record<string, unknown>,
-): Promise<{ presentation: string } | { problem: string }> {
-  let parsed: ParsedOpenid4vpAuthorizationResponse;
-  try {
-    parsed = await parseOpenid4vpAuthorizationResponse({
-      authorizationResponse: body,
-      authorizationRequestPayload: authorizationRequestPayload(deps.config, session, flow),
-      // Responses are encrypted, never signed: a signed-only one is refused below.
-      callbacks: { decryptJwe: decryptWith(session), verifyJwt: () => ({ verified: false }) },
-    });
-  } catch (err) {
-    const description = (err as { errorResponse?: { error_description?: string } }).errorResponse?.error_description;
-    return { problem: `the authorization response is not valid: ${description ?? (err as Error).message}` };
-  }
-  if (deps.config.openid4vp.responseMode === 'direct_post.jwt' && parsed.jarm?.type !== JarmMode.Encrypted)
-    return { problem: 'the authorization response is not encrypted to the key of the request (direct_post.jwt)' };
-  if (parsed.type !== 'dcql') return { problem: 'the vp_token does not answer the DCQL query' };
-  const ids = Object.keys(parsed.dcql.presentations);
-  const presentations = parsed.dcql.presentations[CREDENTIAL_QUERY_ID];
-  if (ids.length !== 1 || !presentations)
-    return { problem: `the vp_token must hold exactly the credential "${CREDENTIAL_QUERY_ID}"` };
-  if (presentations.length !== 1 || typeof presentations[0] !== 'string')
-    return { problem: 'the vp_token must hold one dc+sd-jwt presentation (a compact SD-JWT with key binding)' };
-  return { presentation: presentations[0] };
-}
-
-export interface ResponseAcknowledgement {
-  /** Same-device flows: where the wallet sends the student back (the portal, with a response_code). */
-  redirect_uri?: string;
-}
-
-function acknowledgement(deps: ServiceDeps, session: Session, flow: RequestFlow): ResponseAcknowledgement {
-  if (!flow.sameDevice) return {};
-  return {
-    redirect_uri: `${deps.config.portalUrl}/verify/${encodeURIComponent(session.id)}?response_code=${responseCode(session.challengeNonce)}`,
-  };
-}
-
-/** The wallet answered: it consents to share, so a pending session is consented first (`consent.approved`). */
-async function consented(deps: ServiceDeps, session: Session): Promise<Session> {
-  if (session.status === 'consented') return session;
-  if (!(await decide(deps, session, 'approved'))) throw await refusal(deps, session.id, 'answer');
-  return { ...session, status: 'consented' };
-}
-
-/**
- * A wallet's authorization response (`direct_post` or `direct_post.jwt`). `access_denied` declines
- * the session. Anything else is the student's answer: checked exactly as a `sd-jwt-vc`
- * presentation to Matricula's own endpoint, with the KB-JWT bound to this request's client
- * identifier (`aud`) and nonce. A rejected response is a failed attempt with its reason.
- */
-export async function receiveAuthorizationResponse(
-  deps: ServiceDeps,
-  sessionId: string,
-  token: string,
-  flow: RequestFlow,
-  body: Record<string, unknown>,
-): Promise<ResponseAcknowledgement & { outcome?: SubmissionOutcome }> {
-  const session = await openSession(deps, sessionId, token);
-  try {
-    if (typeof body.error === 'string' && body.vp_token === undefined && body.response === undefined) {
-      if (body.error === 'access_denied') {
-        if (!(await decide(deps, session, 'declined'))) throw await refusal(deps, session.id, 'decline');
-        return acknowledgement(deps, session, flow);
-      }
-      const description = typeof body.error_description === 'string' ? `: ${body.error_description.slice(0, 200)}` : '';
-      await rejectAttempt(deps, await consented(deps, session), 'openid4vp', {
-        reason: 'malformed_presentation',
-        message: `the wallet answered with the error ${body.error.slice(0, 64)}${description}`,
-      });
-    }
-    const open = await consented(deps, session);
-    const parsed = await parseResponse(deps, open, flow, body);
-    if ('problem' in parsed)
-      return await rejectAttempt(deps, open, 'openid4vp', {
-        reason: 'malformed_presentation',
-        message: parsed.problem,
-      });
-    const outcome = await answerConsentedSession(deps, open, {
-      protocol: 'openid4vp',
-      format: 'sd-jwt-vc',
-      presentation: parsed.presentation,
-      nonce: requestNonce(session.challengeNonce),
-      audience: clientId(deps.config, session, flow),
-      acceptedVct: deps.config.openid4vp.acceptedVct,
-    });
-    return { ...acknowledgement(deps, session, flow), outcome };
-  } catch (err) {
-    if (err instanceof ApiError)
-      throw err.code === 'presentation_rejected'
-        ? invalidRequest(err.message, err.reason)
-        : invalidRequest(err.code === 'session_expired' ? 'The authorization request has expired.' : err.message);
-    throw err;
-  }
 }

@@ -39,6 +39,14 @@ export function responseCode(challengeNonce: string): string {
   return derive(challengeNonce, 'response-code').toString('base64url');
 }
 
+/**
+ * The value of the same-device binding cookie the portal page sets: a redirect back from the
+ * wallet completes a session only in a browser that carries it (services/openid4vp/same-device.ts).
+ */
+export function sameDeviceBinding(challengeNonce: string): string {
+  return derive(challengeNonce, 'same-device-binding').toString('base64url');
+}
+
 type EcJwk = {
   kty: 'EC';
   crv: 'P-256';
