@@ -235,7 +235,7 @@ export const openid4vpRoutes =
         operationId: 'retrieveRequestSigningCertificate',
         summary: 'The certificate chain that signs request objects (PEM, leaf first)',
         description:
-          'What a wallet tester pins as trust anchor when the service signs with its self-signed sandbox certificate (x509_san_dns of the BASE_URL host).',
+          'What a wallet tester pins as trust anchor when the service signs with its self-signed sandbox certificate (generated for the BASE_URL host). Without the trust anchor of a configured chain.',
         security: PUBLIC,
         response: {
           200: { description: 'PEM certificates, leaf first', content: { [PEM_CHAIN]: { schema: Type.String() } } },

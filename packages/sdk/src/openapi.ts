@@ -285,7 +285,7 @@ export interface paths {
         };
         /**
          * The certificate chain that signs request objects (PEM, leaf first)
-         * @description What a wallet tester pins as trust anchor when the service signs with its self-signed sandbox certificate (x509_san_dns of the BASE_URL host).
+         * @description What a wallet tester pins as trust anchor when the service signs with its self-signed sandbox certificate (generated for the BASE_URL host). Without the trust anchor of a configured chain.
          */
         get: operations["retrieveRequestSigningCertificate"];
         put?: never;

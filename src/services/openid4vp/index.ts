@@ -5,7 +5,8 @@ import { type CallbackContext, type Jwk } from '@openid4vc/oauth2';
 import { findApplicationById } from '../../store/applications.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { invalidRequest, Openid4vpError, openSession } from './open-request.ts';
-import { authorizationRequestPayload, requestUri, type RequestFlow } from './request.ts';
+import { authorizationRequestPayload, requestUri, signsRequests, type RequestFlow } from './request.ts';
+import { useWalletMetadata } from './wallet-metadata.ts';
 
 export { openid4vpUri } from './request.ts';
 export { certificateChainPem } from './signer.ts';
@@ -24,8 +25,10 @@ export { SAME_DEVICE_COOKIE, visitPortal, type BindingCookie } from './same-devi
 function signJwtWith(deps: ServiceDeps): CallbackContext['signJwt'] {
   return async (signer, jwt) => {
     const key = (await deps.requestSigner()).privateKey;
+    // The library's x5c header leaves the kid out; HAIP wallets (the IT-Wallet SDK) want it.
+    const kid = signer.method === 'x5c' ? signer.kid : undefined;
     const compact = await new CompactSign(new TextEncoder().encode(JSON.stringify(jwt.payload)))
-      .setProtectedHeader(jwt.header)
+      .setProtectedHeader({ ...jwt.header, ...(kid ? { kid } : {}) })
       .sign(key);
     return { jwt: compact, signerJwk: createPublicKey(key).export({ format: 'jwk' }) as Jwk };
   };
@@ -38,33 +41,14 @@ const notUsed = () => {
 export interface WalletRequestInput extends RequestFlow {
   /** `wallet_nonce` of a POST to the request_uri: echoed in the signed request. */
   walletNonce?: string;
-  /** `wallet_metadata` of a POST (JSON): algorithms the wallet can verify the request with. */
+  /** `wallet_metadata` of a POST (JSON): what the wallet can verify and answer, its issuer. */
   walletMetadata?: string;
 }
 
-/** What the wallet's metadata asks that we cannot give, or undefined. */
-function unmetWalletMetadata(raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  let metadata: unknown;
-  try {
-    metadata = JSON.parse(raw);
-  } catch {
-    return 'wallet_metadata is not JSON.';
-  }
-  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
-    return 'wallet_metadata is not a JSON object.';
-  const algs = (metadata as Record<string, unknown>).request_object_signing_alg_values_supported;
-  if (Array.isArray(algs) && !algs.includes('ES256'))
-    return 'This verifier signs requests with ES256, which the wallet_metadata does not list.';
-  const formats = (metadata as Record<string, unknown>).vp_formats_supported;
-  if (typeof formats === 'object' && formats !== null && !Object.hasOwn(formats, 'dc+sd-jwt'))
-    return 'This verifier asks for a dc+sd-jwt credential, which the wallet_metadata does not list.';
-  return undefined;
-}
-
 /**
- * The signed request object (JAR, `typ: oauth-authz-req+jwt`) of a session, for the
- * `x509_san_dns` client identifier prefix. It expires with the session.
+ * The signed request object (JAR, `typ: oauth-authz-req+jwt`) of a session, for the `x509_hash`
+ * and `x509_san_dns` client identifier prefixes: `x5c` (without the trust anchor) and `kid` in its
+ * header, `aud` the wallet's issuer when it sent its metadata. It expires with the session.
  */
 export async function signedRequestObject(
   deps: ServiceDeps,
@@ -73,10 +57,9 @@ export async function signedRequestObject(
   input: WalletRequestInput,
 ): Promise<string> {
   const session = await openSession(deps, sessionId, token);
-  if (deps.config.openid4vp.clientIdPrefix !== 'x509_san_dns')
+  if (!signsRequests(deps.config))
     throw invalidRequest('With the redirect_uri client identifier prefix the request is passed by value, not fetched.');
-  const unmet = unmetWalletMetadata(input.walletMetadata);
-  if (unmet) throw invalidRequest(unmet);
+  const { audience } = useWalletMetadata(deps.config, input.walletMetadata);
   const app = await findApplicationById(deps.db, session.appId);
   const signer = await deps.requestSigner();
   const now = deps.clock.now();
@@ -89,11 +72,11 @@ export async function signedRequestObject(
     }),
     jar: {
       requestUri: requestUri(deps.config, session, input),
-      jwtSigner: { method: 'x5c', x5c: signer.x5c, alg: signer.alg },
+      jwtSigner: { method: 'x5c', x5c: signer.x5c, alg: signer.alg, kid: signer.kid },
       expiresInSeconds,
       // On the service clock (the library would take the system's): the request expires with the session.
       additionalJwtPayload: {
-        aud: 'https://self-issued.me/v2',
+        aud: audience,
         iat: Math.floor(now.getTime() / 1000),
         exp: Math.floor(Date.parse(session.expiresAt) / 1000),
       },

@@ -6,7 +6,8 @@ import type { ClaimName } from '../../domain/claims.ts';
 import type { Session } from '../../domain/session.ts';
 import { claimsToRequest } from '../../proofs/qualify.ts';
 import { ALLOWED_ALGORITHMS } from '../../proofs/sd-jwt-vc/index.ts';
-import { encryptionKeyPair, requestNonce, requestToken } from './session-secrets.ts';
+import { encryptionKeyPair, requestNonce, requestState, requestToken } from './session-secrets.ts';
+import { loadedRequestSigner } from './signer.ts';
 
 /**
  * The OpenID4VP 1.0 authorization request of a session, a pure function of the session and the
@@ -41,11 +42,25 @@ export function responseUri(config: Config, session: Pick<Session, 'id' | 'chall
   return withFlow(`${sessionPath(config, session)}/response`, session, flow);
 }
 
-/** The client identifier: `x509_san_dns:<BASE_URL host>`, or `redirect_uri:<response_uri>` in development. */
+/** Whether requests are signed (JAR by reference) under an X.509 client identifier prefix. */
+export const signsRequests = (config: Config) => config.openid4vp.clientIdPrefix !== 'redirect_uri';
+
+/** `x509_hash:<SHA-256 of the request certificate>`: the request signer must be loaded (app start does it). */
+function x509HashClientId(config: Config): string {
+  const signer = loadedRequestSigner(config);
+  if (!signer) throw new Error('the OpenID4VP request signer is not loaded: await deps.requestSigner() first');
+  return `x509_hash:${signer.x509Hash}`;
+}
+
+/**
+ * The client identifier: `x509_hash:<certificate hash>` (HAIP), `x509_san_dns:<BASE_URL host>`, or
+ * `redirect_uri:<response_uri>` in development.
+ */
 export function clientId(config: Config, session: Pick<Session, 'id' | 'challengeNonce'>, flow: RequestFlow): string {
-  return config.openid4vp.clientIdPrefix === 'x509_san_dns'
-    ? `x509_san_dns:${new URL(config.baseUrl).hostname}`
-    : `redirect_uri:${responseUri(config, session, flow)}`;
+  const prefix = config.openid4vp.clientIdPrefix;
+  if (prefix === 'x509_hash') return x509HashClientId(config);
+  if (prefix === 'x509_san_dns') return `x509_san_dns:${new URL(config.baseUrl).hostname}`;
+  return `redirect_uri:${responseUri(config, session, flow)}`;
 }
 
 /**
@@ -54,8 +69,10 @@ export function clientId(config: Config, session: Pick<Session, 'id' | 'challeng
  * is derived from the session's challenge, so direct verify refuses it like a session nonce.
  */
 export function isOwnClientId(config: Config, audience: string): boolean {
+  const signer = loadedRequestSigner(config);
   return (
     audience === `x509_san_dns:${new URL(config.baseUrl).hostname}` ||
+    (signer !== undefined && audience === `x509_hash:${signer.x509Hash}`) ||
     audience.startsWith(`redirect_uri:${config.baseUrl}/openid4vp/v1/sessions/`)
   );
 }
@@ -91,6 +108,7 @@ export function authorizationRequestPayload(
     response_uri: responseUri(config, session, flow),
     response_mode: config.openid4vp.responseMode,
     nonce: requestNonce(session.challengeNonce),
+    state: requestState(session.challengeNonce),
     dcql_query: dcqlQuery(config, session.requiredClaims),
     client_metadata: {
       ...(extra.clientName ? { client_name: extra.clientName } : {}),
@@ -113,7 +131,7 @@ function queryString(params: Record<string, unknown>): string {
 }
 
 /**
- * `openid4vpUri`: with `x509_san_dns`, the client id and a `request_uri` the wallet fetches the
+ * `openid4vpUri`: with `x509_hash` or `x509_san_dns`, the client id and a `request_uri` the wallet fetches the
  * signed request from (by GET, or by POST with its metadata); with `redirect_uri`, the whole
  * unsigned request by value.
  */
@@ -135,13 +153,12 @@ const KEPT_URIS = 10_000;
 const uris = new WeakMap<Config, BoundedCache<string, string>>();
 
 function buildOpenid4vpUri(config: Config, session: Session, flow: RequestFlow): string {
-  const params =
-    config.openid4vp.clientIdPrefix === 'x509_san_dns'
-      ? {
-          client_id: clientId(config, session, flow),
-          request_uri: requestUri(config, session, flow),
-          request_uri_method: 'post',
-        }
-      : authorizationRequestPayload(config, session, flow);
+  const params = signsRequests(config)
+    ? {
+        client_id: clientId(config, session, flow),
+        request_uri: requestUri(config, session, flow),
+        request_uri_method: 'post',
+      }
+    : authorizationRequestPayload(config, session, flow);
   return `${config.openid4vp.scheme}://?${queryString(params)}`;
 }

@@ -34,6 +34,11 @@ export function requestNonce(challengeNonce: string): string {
   return derive(challengeNonce, 'nonce').toString('base64url');
 }
 
+/** The request's `state`: the wallet returns it in every response, error responses too. */
+export function requestState(challengeNonce: string): string {
+  return derive(challengeNonce, 'state').toString('base64url');
+}
+
 /** The `response_code` of the same-device redirect back to the portal. */
 export function responseCode(challengeNonce: string): string {
   return derive(challengeNonce, 'response-code').toString('base64url');
