@@ -5,7 +5,7 @@ import { type CallbackContext, type Jwk } from '@openid4vc/oauth2';
 import { findApplicationById } from '../../store/applications.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { invalidRequest, Openid4vpError, openSession } from './open-request.ts';
-import { authorizationRequestPayload, requestUri, signsRequests, type RequestFlow } from './request.ts';
+import { authorizationRequestPayload, clientId, requestUri, signsRequests, type RequestFlow } from './request.ts';
 import { useWalletMetadata } from './wallet-metadata.ts';
 
 export { openid4vpUri } from './request.ts';
@@ -76,6 +76,8 @@ export async function signedRequestObject(
       expiresInSeconds,
       // On the service clock (the library would take the system's): the request expires with the session.
       additionalJwtPayload: {
+        // RFC 9101: the client identifier; the IT-Wallet profile requires it.
+        iss: clientId(deps.config, session, input),
         aud: audience,
         iat: Math.floor(now.getTime() / 1000),
         exp: Math.floor(Date.parse(session.expiresAt) / 1000),

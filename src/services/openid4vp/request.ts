@@ -119,8 +119,24 @@ export function authorizationRequestPayload(
             encrypted_response_enc_values_supported: [...RESPONSE_ENCRYPTION_ENC],
           }
         : {}),
+      ...(signsRequests(config) ? itWalletMetadata(config, session, flow) : {}),
     },
     ...(extra.walletNonce ? { wallet_nonce: extra.walletNonce } : {}),
+  };
+}
+
+/**
+ * Registration parameters the Italian IT-Wallet profile requires in a signed request's
+ * client_metadata (its SDK refuses the request without them); other wallets ignore them.
+ */
+function itWalletMetadata(config: Config, session: Pick<Session, 'id' | 'challengeNonce'>, flow: RequestFlow) {
+  return {
+    application_type: 'web',
+    // A URL in that profile (its federation entity id); for an x509 verifier, the service's own.
+    client_id: config.baseUrl,
+    logo_uri: `${config.portalUrl}/assets/favicon.svg`,
+    request_uris: [requestUri(config, session, flow)],
+    response_uris: [responseUri(config, session, flow)],
   };
 }
 
