@@ -7,7 +7,10 @@ import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, importX509, e
 import { buildTestApp, forEachDialect, testConfig, type Harness, type Tenant } from './support/harness.ts';
 import { createSession, listeningHarness, postResponse, resolve } from './support/openid4vp-flows.ts';
 import { operatorChain, type OperatorChain } from './support/operator-chain.ts';
-import { pem } from './support/university.ts';
+import * as x509 from '@peculiar/x509';
+import { addIssuer } from '../src/services/trust-registry.ts';
+import { akiValues } from '../src/services/openid4vp/trusted-authorities.ts';
+import { CA_USAGE, newIssuerKey, pem } from './support/university.ts';
 import { loopbackServer } from './support/server.ts';
 
 /**
@@ -134,5 +137,59 @@ forEachDialect('OpenID4VP requests under HAIP 1.0', (dialect) => {
     assert.equal(read.json().data.status, 'pending');
     const declined = await postResponse(resolved, { error: 'access_denied', state: String(state) });
     assert.equal(declined.status, 200);
+  });
+
+  test('DCQL trusted_authorities: the aki of the live registry anchors, only while every live entry trusts through them', async () => {
+    const live = await h.bootstrap('live');
+    const requestedQuery = async () => {
+      const session = await createSession(h, live);
+      const res = await requestObject(h.app, session.openid4vpUri);
+      assert.equal(res.statusCode, 200, res.body);
+      return (decodeJwt(res.body).dcql_query as { credentials: Array<{ trusted_authorities?: unknown }> })
+        .credentials[0]!;
+    };
+    // Sandbox universities trust by raw keys: their credentials have no chain to name.
+    const sandbox = await requestObject(h.app, (await createSession(h, tenant)).openid4vpUri);
+    assert.equal(
+      (decodeJwt(sandbox.body).dcql_query as { credentials: Array<Record<string, unknown>> }).credentials[0]!
+        .trusted_authorities,
+      undefined,
+    );
+
+    const key = await newIssuerKey();
+    const root = await x509.X509CertificateGenerator.createSelfSigned({
+      serialNumber: '0a01',
+      name: 'CN=Live University Root',
+      notBefore: new Date(h.clock.now().getTime() - 86_400_000),
+      notAfter: new Date(h.clock.now().getTime() + 365 * 86_400_000),
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      keys: key.keys,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, undefined, true),
+        new x509.KeyUsagesExtension(CA_USAGE, true),
+        await x509.SubjectKeyIdentifierExtension.create(key.keys.publicKey),
+      ],
+    });
+    const added = await addIssuer(h.services, {
+      name: 'Live University',
+      domain: 'live-university.example',
+      country: 'IT',
+      environment: 'live',
+      anchors: [pem(root)],
+    });
+    assert.ok(added.ok, JSON.stringify(added));
+    const ski = root.getExtension(x509.SubjectKeyIdentifierExtension)!.keyId;
+    assert.deepEqual((await requestedQuery()).trusted_authorities, [
+      { type: 'aki', values: [Buffer.from(ski, 'hex').toString('base64url')] },
+    ]);
+
+    // A live entry trusted by a raw key: its credentials would be filtered out, so no filter at all.
+    assert.equal(
+      akiValues([
+        ...(added.ok ? [added.issuer] : []),
+        { ...(added.ok ? added.issuer : ({} as never)), id: 'iss_raw', anchors: [], keys: { sdJwtVc: key.publicJwk } },
+      ]),
+      undefined,
+    );
   });
 });

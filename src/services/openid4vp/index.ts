@@ -6,6 +6,7 @@ import { findApplicationById } from '../../store/applications.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { invalidRequest, Openid4vpError, openSession } from './open-request.ts';
 import { authorizationRequestPayload, clientId, requestUri, signsRequests, type RequestFlow } from './request.ts';
+import { trustedAuthorities } from './trusted-authorities.ts';
 import { useWalletMetadata } from './wallet-metadata.ts';
 
 export { openid4vpUri } from './request.ts';
@@ -69,6 +70,7 @@ export async function signedRequestObject(
     authorizationRequestPayload: authorizationRequestPayload(deps.config, session, input, {
       clientName: app?.name,
       walletNonce: input.walletNonce,
+      trustedAuthorities: await trustedAuthorities(deps.db, session.environment),
     }),
     jar: {
       requestUri: requestUri(deps.config, session, input),

@@ -77,8 +77,15 @@ export function isOwnClientId(config: Config, audience: string): boolean {
   );
 }
 
-/** One `dc+sd-jwt` credential of an accepted vct, with a claim path per claim to disclose. */
-export function dcqlQuery(config: Config, requiredClaims: readonly ClaimName[]): DcqlQuery.Output {
+/**
+ * One `dc+sd-jwt` credential of an accepted vct, with a claim path per claim to disclose, and the
+ * `aki` of the trust anchors a wallet's credential must chain to, when the registry says which.
+ */
+export function dcqlQuery(
+  config: Config,
+  requiredClaims: readonly ClaimName[],
+  trustedAuthorities?: readonly string[],
+): DcqlQuery.Output {
   const query = DcqlQuery.parse({
     credentials: [
       {
@@ -86,6 +93,9 @@ export function dcqlQuery(config: Config, requiredClaims: readonly ClaimName[]):
         format: 'dc+sd-jwt',
         meta: { vct_values: [...config.openid4vp.acceptedVct] },
         claims: claimsToRequest(requiredClaims).map((claim) => ({ path: [claim] })),
+        ...(trustedAuthorities?.length
+          ? { trusted_authorities: [{ type: 'aki', values: [...trustedAuthorities] as [string, ...string[]] }] }
+          : {}),
       },
     ],
   });
@@ -98,7 +108,7 @@ export function authorizationRequestPayload(
   config: Config,
   session: Session,
   flow: RequestFlow,
-  extra: { clientName?: string; walletNonce?: string } = {},
+  extra: { clientName?: string; walletNonce?: string; trustedAuthorities?: readonly string[] } = {},
 ): Openid4vpAuthorizationRequest {
   const encrypted = config.openid4vp.responseMode === 'direct_post.jwt';
   const algValues = [...ALLOWED_ALGORITHMS] as [string, ...string[]];
@@ -109,7 +119,7 @@ export function authorizationRequestPayload(
     response_mode: config.openid4vp.responseMode,
     nonce: requestNonce(session.challengeNonce),
     state: requestState(session.challengeNonce),
-    dcql_query: dcqlQuery(config, session.requiredClaims),
+    dcql_query: dcqlQuery(config, session.requiredClaims, extra.trustedAuthorities),
     client_metadata: {
       ...(extra.clientName ? { client_name: extra.clientName } : {}),
       vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': algValues, 'kb-jwt_alg_values': algValues } },
