@@ -39,6 +39,16 @@ forEachDialect('OpenID4VP response endpoint: error responses and same-device bin
 
   const status = async (sessionId: string) => (await readSession(h, tenant, sessionId)).status;
 
+  /** The student's browser opens the portal page (and keeps its cookie), then the wallet answers same-device. */
+  const portalThenSameDeviceAnswer = async (session: { sessionId: string; openid4vpUri: string }) => {
+    const page = await h.app.inject({ url: `/verify/${session.sessionId}` });
+    const setCookie = String(page.headers['set-cookie']);
+    const resolved = await resolve(sameDevice(session.openid4vpUri), anchors);
+    const reply = await answer(resolved, anchors, credential, h.clock.now());
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    return { setCookie, cookie: setCookie.split(';')[0]!, redirect: new URL(String(reply.body.redirect_uri)) };
+  };
+
   test('an encrypted access_denied declines the session, like a plain one', async () => {
     const session = await createSession(h, tenant);
     const resolved = await resolve(session.openid4vpUri, anchors);
@@ -84,24 +94,13 @@ forEachDialect('OpenID4VP response endpoint: error responses and same-device bin
     const session = await createSession(h, tenant);
     const portal = `/verify/${session.sessionId}`;
     // The student's browser opens the portal page: it is handed the binding cookie.
-    const page = await h.app.inject({ url: portal });
-    const setCookie = String(page.headers['set-cookie']);
+    const { setCookie, cookie, redirect } = await portalThenSameDeviceAnswer(session);
     assert.match(
       setCookie,
       new RegExp(
         `^matricula_device=[A-Za-z0-9_-]{43}; Path=/verify/${session.sessionId}; Max-Age=\\d+; HttpOnly; SameSite=Lax$`,
       ),
     );
-    const cookie = setCookie.split(';')[0]!;
-
-    const reply = await answer(
-      await resolve(sameDevice(session.openid4vpUri), anchors),
-      anchors,
-      credential,
-      h.clock.now(),
-    );
-    assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    const redirect = new URL(String(reply.body.redirect_uri));
     assert.equal(redirect.pathname, portal);
     const back = `${redirect.pathname}${redirect.search}`;
     assert.equal(await status(session.sessionId), 'consented', 'not complete before the redirect comes back');
@@ -127,15 +126,7 @@ forEachDialect('OpenID4VP response endpoint: error responses and same-device bin
 
   test('same-device: an answer whose redirect never comes back expires, and nothing of it is kept', async () => {
     const session = await createSession(h, tenant);
-    const page = await h.app.inject({ url: `/verify/${session.sessionId}` });
-    const cookie = String(page.headers['set-cookie']).split(';')[0]!;
-    const reply = await answer(
-      await resolve(sameDevice(session.openid4vpUri), anchors),
-      anchors,
-      credential,
-      h.clock.now(),
-    );
-    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    const { cookie, redirect } = await portalThenSameDeviceAnswer(session);
     const held = () =>
       h.store.db
         .selectFrom('openid4vp_held_results')
@@ -148,7 +139,6 @@ forEachDialect('OpenID4VP response endpoint: error responses and same-device bin
     await expireDueSessions(h.services);
     assert.equal(await status(session.sessionId), 'expired');
     assert.deepEqual(await held(), []);
-    const redirect = new URL(String(reply.body.redirect_uri));
     await h.app.inject({ url: `${redirect.pathname}${redirect.search}`, headers: { cookie } });
     assert.equal(await status(session.sessionId), 'expired');
   });

@@ -19,6 +19,7 @@ import {
 } from './support/harness.ts';
 import { loopbackServer } from './support/server.ts';
 import { operatorChain } from './support/operator-chain.ts';
+import { exportCredential as exportSandboxCredential } from './support/openid4vp-flows.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 import { createEndpoint, workerFor } from './support/webhooks.ts';
 import {
@@ -68,21 +69,9 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
     return { code, stdout: out.join('\n'), stderr: err.join('\n') };
   };
 
+  // The credential's status entry points at that service's sandbox status lists.
   const exportCredential = (...flags: string[]) => exportCredentialFor(h.config.baseUrl, ...flags);
-  const exportCredentialFor = async (baseUrl: string, ...flags: string[]): Promise<ExportedCredential> => {
-    const out: string[] = [];
-    const ctx: CliContext = {
-      // The credential's status entry points at that service's sandbox status lists.
-      env: { BASE_URL: baseUrl },
-      stdout: (text) => out.push(text),
-      stderr: () => {},
-      clock: h.clock,
-      openStore: () => Promise.reject(new Error('not needed')),
-      config: () => h.config,
-    };
-    assert.equal(await runCli(['wallet', 'credential', '--json', ...flags], ctx), 0);
-    return JSON.parse(out.join('\n')) as ExportedCredential;
-  };
+  const exportCredentialFor = (baseUrl: string, ...flags: string[]) => exportSandboxCredential(h, baseUrl, ...flags);
 
   const createSession = async (
     app: FastifyInstance = h.app,
