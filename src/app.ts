@@ -106,6 +106,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // The proof pool's threads stop with the app: a test that closes its app leaves nothing running.
   app.addHook('onClose', async () => services.close());
+  // Under x509_hash every openid4vpUri names the request certificate's hash, and session answers
+  // are built without waiting: the signer (the sandbox certificate, generated on first use) is
+  // loaded before the first request.
+  if (config.openid4vp.clientIdPrefix === 'x509_hash')
+    app.addHook('onReady', async () => void (await services.requestSigner()));
   installValidation(app, COMPONENT_SCHEMAS);
   installErrorHandling(app, isDatabaseUnavailable);
   installCors(app, config.corsOrigins);

@@ -167,10 +167,11 @@ export interface Openid4vpConfig {
   /** URI scheme of `openid4vpUri` (`openid4vp`; EU wallets also register `haip-vp`, `eudi-openid4vp`). */
   scheme: string;
   /**
-   * `x509_san_dns`: signed requests (JAR) by reference, the certificate's SAN is the BASE_URL host.
-   * `redirect_uri`: unsigned requests by value, for local development.
+   * `x509_hash` (HAIP 1.0): signed requests (JAR) by reference, the client id is the SHA-256 of the
+   * request certificate. `x509_san_dns`: the same, the client id is the certificate's SAN, the
+   * BASE_URL host. `redirect_uri`: unsigned requests by value, for local development.
    */
-  clientIdPrefix: 'x509_san_dns' | 'redirect_uri';
+  clientIdPrefix: 'x509_hash' | 'x509_san_dns' | 'redirect_uri';
   /** `direct_post.jwt` (the response encrypted to a key of the session) or `direct_post`. */
   responseMode: 'direct_post.jwt' | 'direct_post';
   /** SD-JWT VC `vct` values the DCQL query asks for and the verifier accepts. */
@@ -428,7 +429,12 @@ function openid4vpConfig(env: Env): Openid4vpConfig {
     );
   return {
     scheme,
-    clientIdPrefix: oneOf(env, 'OPENID4VP_CLIENT_ID_PREFIX', ['x509_san_dns', 'redirect_uri'] as const, 'x509_san_dns'),
+    clientIdPrefix: oneOf(
+      env,
+      'OPENID4VP_CLIENT_ID_PREFIX',
+      ['x509_hash', 'x509_san_dns', 'redirect_uri'] as const,
+      'x509_hash',
+    ),
     responseMode: oneOf(env, 'OPENID4VP_RESPONSE_MODE', ['direct_post.jwt', 'direct_post'] as const, 'direct_post.jwt'),
     acceptedVct,
     ...(signingKeyPem ? { signingKeyPem, certificateChainPem } : {}),

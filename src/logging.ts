@@ -170,7 +170,7 @@ export function createLogger(settings: LoggerSettings, destination?: Destination
 
 /** Logged once at start: settings that are fine for development and dangerous in production. */
 export function logStartupWarnings(
-  log: Pick<Logger, 'warn'>,
+  log: Pick<Logger, 'warn' | 'error'>,
   config: Pick<Config, 'outboundAllowPrivateTargets' | 'role' | 'openid4vp'>,
 ): void {
   if (config.outboundAllowPrivateTargets)
@@ -180,16 +180,16 @@ export function logStartupWarnings(
         'status lists may be fetched over http:// and from private or loopback addresses; ' +
         'use this for local development only',
     );
-  // Only API processes sign request objects, and only under x509_san_dns (redirect_uri is unsigned).
+  // Only API processes sign request objects, and only under x509_* prefixes (redirect_uri is unsigned).
   if (
     config.role !== 'worker' &&
-    config.openid4vp.clientIdPrefix === 'x509_san_dns' &&
+    config.openid4vp.clientIdPrefix !== 'redirect_uri' &&
     config.openid4vp.signingKeyPem === undefined
   )
-    log.warn(
+    log.error(
       { setting: 'OPENID4VP_SIGNING_KEY_FILE' },
       'OPENID4VP_SIGNING_KEY_FILE is not set: OpenID4VP request objects, of live sessions too, are signed ' +
-        'with the self-signed sandbox certificate, which wallets do not trust unless pinned; set it and ' +
-        'OPENID4VP_CERTIFICATE_CHAIN_FILE to a certificate your wallets trust before going live',
+        'with the self-signed sandbox certificate, which HAIP wallets refuse and other wallets trust only when ' +
+        'pinned; set it and OPENID4VP_CERTIFICATE_CHAIN_FILE to a certificate your wallets trust before going live',
     );
 }

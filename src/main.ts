@@ -56,11 +56,18 @@ async function main(): Promise<void> {
   // The operator's OpenID4VP request certificate chain is validated now, not at the first request.
   if (
     config.role !== 'worker' &&
-    config.openid4vp.clientIdPrefix === 'x509_san_dns' &&
+    config.openid4vp.clientIdPrefix !== 'redirect_uri' &&
     config.openid4vp.signingKeyPem !== undefined
   ) {
     try {
-      await services.requestSigner();
+      const signer = await services.requestSigner();
+      // HAIP wallets validate the request certificate to a trust anchor they hold: a self-signed one never.
+      if (signer.selfSigned)
+        logger.error(
+          { setting: 'OPENID4VP_CERTIFICATE_CHAIN_FILE' },
+          'the OpenID4VP request certificate is self-signed: HAIP wallets refuse requests signed with it; ' +
+            'use a certificate issued under a trust anchor your wallets hold',
+        );
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       process.stderr.write(`${err.message}\n`);

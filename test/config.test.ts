@@ -84,7 +84,7 @@ test('a bad value names its variable', () => {
     [{ WEBHOOK_RETRY_SCHEDULE: '0' }, /WEBHOOK_RETRY_SCHEDULE/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ OPENID4VP_SCHEME: 'Open ID' }, /OPENID4VP_SCHEME/],
-    [{ OPENID4VP_CLIENT_ID_PREFIX: 'x509_hash' }, /OPENID4VP_CLIENT_ID_PREFIX/],
+    [{ OPENID4VP_CLIENT_ID_PREFIX: 'openid_federation' }, /OPENID4VP_CLIENT_ID_PREFIX/],
     [{ OPENID4VP_RESPONSE_MODE: 'fragment' }, /OPENID4VP_RESPONSE_MODE/],
     [{ OPENID4VP_ACCEPTED_VCT: ' , ' }, /OPENID4VP_ACCEPTED_VCT/],
     [{ OPENID4VP_SIGNING_KEY_FILE: '/nonexistent/key.pem' }, /OPENID4VP_SIGNING_KEY_FILE/],
@@ -247,7 +247,7 @@ test('OpenID4VP: defaults, and the signing key and chain go together', () => {
   const config = loadConfig({});
   assert.deepEqual(config.openid4vp, {
     scheme: 'openid4vp',
-    clientIdPrefix: 'x509_san_dns',
+    clientIdPrefix: 'x509_hash',
     responseMode: 'direct_post.jwt',
     acceptedVct: ['StudentCredential'],
   });

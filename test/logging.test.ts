@@ -129,12 +129,16 @@ describe('redaction', () => {
     assert.equal(off.length, 0);
   });
 
-  test('signing OpenID4VP requests with the sandbox certificate is warned about once at start', () => {
+  test('signing OpenID4VP requests with the self-signed sandbox certificate is an error logged once at start', () => {
     const unset = testConfig({});
     const on = warningsAbout('OPENID4VP_SIGNING_KEY_FILE', unset);
     assert.equal(on.length, 1);
-    assert.equal(on[0].level, 40);
-    assert.match(String(on[0].msg), /OPENID4VP_SIGNING_KEY_FILE is not set.*live sessions.*self-signed sandbox/);
+    assert.equal(on[0].level, 50);
+    assert.match(String(on[0].msg), /OPENID4VP_SIGNING_KEY_FILE is not set.*live sessions.*self-signed sandbox.*HAIP/);
+    assert.equal(
+      warningsAbout('OPENID4VP_SIGNING_KEY_FILE', testConfig({ OPENID4VP_CLIENT_ID_PREFIX: 'x509_san_dns' })).length,
+      1,
+    );
     const configured = {
       ...unset,
       openid4vp: { ...unset.openid4vp, signingKeyPem: 'PEM', certificateChainPem: 'PEM' },

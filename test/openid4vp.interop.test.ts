@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { generateKeyPairSync, randomBytes, sign, webcrypto } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { ResolvedOpenid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
@@ -20,7 +18,8 @@ import {
   type Tenant,
 } from './support/harness.ts';
 import { loopbackServer } from './support/server.ts';
-import { CA_USAGE, certificate, newIssuerKey, pem, SIGNING_USAGE } from './support/university.ts';
+import { operatorChain } from './support/operator-chain.ts';
+import { exportCredential as exportSandboxCredential } from './support/openid4vp-flows.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 import { createEndpoint, workerFor } from './support/webhooks.ts';
 import {
@@ -31,6 +30,12 @@ import {
   type ExportedCredential,
   type PresentOptions,
 } from './support/openid4vp-holder.ts';
+
+/** base64url SHA-256 of the DER of a PEM certificate: an x509_hash client identifier's value. */
+const sha256 = (pem: string) =>
+  createHash('sha256')
+    .update(Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64'))
+    .digest('base64url');
 
 /**
  * Interoperability: an independent holder (Openid4vpClient from @openid4vc/openid4vp, @sd-jwt,
@@ -64,21 +69,9 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
     return { code, stdout: out.join('\n'), stderr: err.join('\n') };
   };
 
+  // The credential's status entry points at that service's sandbox status lists.
   const exportCredential = (...flags: string[]) => exportCredentialFor(h.config.baseUrl, ...flags);
-  const exportCredentialFor = async (baseUrl: string, ...flags: string[]): Promise<ExportedCredential> => {
-    const out: string[] = [];
-    const ctx: CliContext = {
-      // The credential's status entry points at that service's sandbox status lists.
-      env: { BASE_URL: baseUrl },
-      stdout: (text) => out.push(text),
-      stderr: () => {},
-      clock: h.clock,
-      openStore: () => Promise.reject(new Error('not needed')),
-      config: () => h.config,
-    };
-    assert.equal(await runCli(['wallet', 'credential', '--json', ...flags], ctx), 0);
-    return JSON.parse(out.join('\n')) as ExportedCredential;
-  };
+  const exportCredentialFor = (baseUrl: string, ...flags: string[]) => exportSandboxCredential(h, baseUrl, ...flags);
 
   const createSession = async (
     app: FastifyInstance = h.app,
@@ -158,32 +151,7 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
     await plainServer.serve(app);
     plain = { app, baseUrl: plainServer.origin };
     {
-      const now = h.clock.now();
-      const rootKey = await newIssuerKey();
-      const root = await certificate(rootKey, 'Operator Root CA', now, { ca: true, keyUsage: CA_USAGE });
-      const intermediateKey = await newIssuerKey();
-      const intermediate = await certificate(
-        intermediateKey,
-        'Operator Issuing CA',
-        now,
-        { ca: true, pathLength: 0, keyUsage: CA_USAGE },
-        { key: rootKey, cert: root },
-      );
-      const leafKey = await newIssuerKey();
-      const leaf = await certificate(
-        leafKey,
-        'verify.operator.example',
-        now,
-        { dns: '127.0.0.1', keyUsage: SIGNING_USAGE },
-        { key: intermediateKey, cert: intermediate },
-      );
-      const dir = mkdtempSync(join(tmpdir(), 'matricula-operator-chain-'));
-      const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', leafKey.keys.privateKey));
-      writeFileSync(
-        join(dir, 'key.pem'),
-        `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END PRIVATE KEY-----\n`,
-      );
-      writeFileSync(join(dir, 'chain.pem'), `${pem(leaf)}\n${pem(intermediate)}\n`);
+      const chain = await operatorChain(h.clock.now(), '127.0.0.1');
       const operatorServer = await loopbackServer();
       const operatorBase = operatorServer.origin;
       const operatorStore = await h.testStore.openAnother();
@@ -193,13 +161,15 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
         testConfig({
           BASE_URL: operatorBase,
           PORT: String(operatorServer.port),
-          OPENID4VP_SIGNING_KEY_FILE: join(dir, 'key.pem'),
-          OPENID4VP_CERTIFICATE_CHAIN_FILE: join(dir, 'chain.pem'),
+          OPENID4VP_SIGNING_KEY_FILE: chain.keyFile,
+          OPENID4VP_CERTIFICATE_CHAIN_FILE: chain.chainFile,
+          // The operator keeps the x509_san_dns prefix: its leaf names the host.
+          OPENID4VP_CLIENT_ID_PREFIX: 'x509_san_dns',
         }),
       );
       built.app.addHook('onClose', () => operatorStore.close());
       await operatorServer.serve(built.app);
-      operator = { app: built.app, baseUrl: operatorBase, rootPem: pem(root), dir };
+      operator = { app: built.app, baseUrl: operatorBase, rootPem: chain.rootPem, dir: chain.dir };
     }
     receiver = await startWebhookReceiver();
     await createEndpoint(h, tenant, receiver.url, ['verification.completed', 'consent.approved', 'consent.declined']);
@@ -218,11 +188,12 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
     const session = await createSession();
     const uri = new URL(session.openid4vpUri);
     assert.equal(uri.protocol, 'openid4vp:');
-    assert.equal(uri.searchParams.get('client_id'), 'x509_san_dns:127.0.0.1');
+    // HAIP's x509_hash, the default: the base64url SHA-256 of the request certificate (here the sandbox one).
+    assert.equal(uri.searchParams.get('client_id'), `x509_hash:${sha256(anchor)}`);
     assert.equal(session.qrPayload.startsWith('matricula://verify?session='), true, 'qrPayload is unchanged');
 
     const { resolved, status: httpStatus, body } = await answer(session.openid4vpUri);
-    assert.equal(resolved.client.prefix, 'x509_san_dns');
+    assert.equal(resolved.client.prefix, 'x509_hash');
     assert.ok(resolved.jar, 'the request came as a signed JAR');
     assert.equal(resolved.authorizationRequestPayload.response_mode, 'direct_post.jwt');
     assert.deepEqual(resolved.dcql?.query, {
@@ -301,7 +272,7 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
     assert.ok(Array.isArray(decodeProtectedHeader(jwt).x5c));
     const payload = decodeJwt(jwt);
     assert.equal(payload.wallet_nonce, 'wallet-nonce-123');
-    assert.equal(payload.client_id, 'x509_san_dns:127.0.0.1');
+    assert.equal(payload.client_id, `x509_hash:${sha256(anchor)}`);
     assert.equal(payload.exp, Math.floor(Date.parse((await status(session.sessionId)).expiresAt) / 1000));
 
     const unsupported = await form(requestUri, {
@@ -394,7 +365,7 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
       { student_credential: [presentation] },
     );
     await rejected(other.sessionId, crossed, 'malformed_presentation');
-    // Unencrypted, the same presentation carries session A's nonce: B refuses it by the nonce.
+    // Unencrypted, the same response carries session A's state and nonce: B refuses it.
     const plainSession = await createSession(plain.app);
     const resolvedPlain = await resolve(plainSession.openid4vpUri, client);
     const crossedPlain = await submit(
@@ -409,7 +380,8 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
       { student_credential: [presentation] },
       { encrypt: false },
     );
-    await rejected(plainSession.sessionId, crossedPlain, 'nonce_mismatch');
+    // (Its state, the other session's, is refused before its nonce is looked at.)
+    await rejected(plainSession.sessionId, crossedPlain, 'malformed_presentation');
   });
 
   test('a replayed response is refused: the session answers once, by either protocol', async () => {

@@ -175,7 +175,9 @@ export async function answerOpenid4vp(options: Openid4vpWalletOptions): Promise<
       body: (await response.response.json()) as Openid4vpAnswer['body'],
     };
   };
-  if (options.decline) return send(new URLSearchParams({ error: 'access_denied' }));
+  // The request's state comes back with every response, an error response too (OpenID4VP 1.0 §8).
+  const state: Record<string, string> = request.state ? { state: request.state } : {};
+  if (options.decline) return send(new URLSearchParams({ error: 'access_denied', ...state }));
 
   const rawQuery: unknown = resolved.dcql?.query ?? request.dcql_query;
   const query = (typeof rawQuery === 'string' ? JSON.parse(rawQuery) : rawQuery) as {
@@ -217,5 +219,7 @@ export async function answerOpenid4vp(options: Openid4vpWalletOptions): Promise<
       : {}),
   });
   if (created.jarm) return send(created.authorizationResponsePayload, created.jarm.responseJwt);
-  return send(new URLSearchParams({ vp_token: JSON.stringify(created.authorizationResponsePayload.vp_token) }));
+  return send(
+    new URLSearchParams({ vp_token: JSON.stringify(created.authorizationResponsePayload.vp_token), ...state }),
+  );
 }

@@ -32,6 +32,8 @@ export interface MetricsRecorder {
   issuerFetch(input: { kind: IssuerFetchKind; result: 'ok' | 'error' }): void;
   /** A presentation let through with its revocation status unknown (STATUS_LIST_POLICY=warn). */
   credentialStatusUnknown(): void;
+  /** An OpenID4VP wallet answered with an error response; `error` is a known code or `other`. */
+  openid4vpWalletError(input: { error: string }): void;
 }
 
 /** A recorder that records nothing (the CLI, and tools that build services without an HTTP app). */
@@ -44,4 +46,5 @@ export const noMetrics: MetricsRecorder = {
   webhookDelivery: () => {},
   issuerFetch: () => {},
   credentialStatusUnknown: () => {},
+  openid4vpWalletError: () => {},
 };

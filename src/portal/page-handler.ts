@@ -8,6 +8,8 @@ import { faultPage, notFoundPage } from './message-page.ts';
 export interface PageResult {
   status: number;
   page: SafeHtml;
+  /** Headers beyond those every page carries (a Set-Cookie, say). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -17,7 +19,8 @@ export interface PageResult {
 export function pageHandler<R extends FastifyRequest>(render: (request: R) => Promise<PageResult>) {
   return async (request: R, reply: FastifyReply): Promise<FastifyReply> => {
     try {
-      const { status, page } = await render(request);
+      const { status, page, headers } = await render(request);
+      if (headers) reply.headers(headers);
       return sendPage(reply, status, page);
     } catch (error) {
       if (error instanceof ApiError && error.code === 'not_found') return sendPage(reply, 404, notFoundPage());

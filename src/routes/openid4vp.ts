@@ -235,7 +235,7 @@ export const openid4vpRoutes =
         operationId: 'retrieveRequestSigningCertificate',
         summary: 'The certificate chain that signs request objects (PEM, leaf first)',
         description:
-          'What a wallet tester pins as trust anchor when the service signs with its self-signed sandbox certificate (x509_san_dns of the BASE_URL host).',
+          'What a wallet tester pins as trust anchor when the service signs with its self-signed sandbox certificate (generated for the BASE_URL host). Without the trust anchor of a configured chain.',
         security: PUBLIC,
         response: {
           200: { description: 'PEM certificates, leaf first', content: { [PEM_CHAIN]: { schema: Type.String() } } },
@@ -255,7 +255,7 @@ export const openid4vpRoutes =
         operationId: 'submitWalletAuthorizationResponse',
         summary: "A wallet's OpenID4VP authorization response (response_uri: direct_post or direct_post.jwt)",
         description:
-          "direct_post: vp_token (JSON, DCQL), or error (access_denied declines the session). direct_post.jwt: response, a JWE (ECDH-ES, A128GCM or A256GCM) to the key in the request's client_metadata.jwks. A rejected presentation is a failed attempt of the session (400, with its reason).",
+          "direct_post: vp_token (JSON, DCQL), or an error response (error, state). direct_post.jwt: response, a JWE (ECDH-ES, A128GCM or A256GCM) to the key in the request's client_metadata.jwks, holding either. A rejected presentation is a failed attempt of the session (400, with its reason). An error response is processed (200): access_denied declines the session, any other error leaves it open. Same-device (device=same): the answer completes the session only when the returned redirect_uri, with its response_code, is opened in the browser that opened the portal page.",
         security: PUBLIC,
         params: SessionParams,
         querystring: FlowQuery,
@@ -270,6 +270,9 @@ export const openid4vpRoutes =
           { sameDevice: request.query.device === 'same' },
           request.body,
         );
+        // A known error code or `other`: a wallet's own words are not logged.
+        if (acknowledgement.walletError)
+          request.log.info({ walletError: acknowledgement.walletError }, 'the wallet answered with an error response');
         return reply
           .header('cache-control', 'no-store')
           .send(acknowledgement.redirect_uri ? { redirect_uri: acknowledgement.redirect_uri } : {});

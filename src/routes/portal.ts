@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { readCookie, serializeCookie } from '../http/cookies.ts';
 import { limitedPerSession } from '../http/rate-limit.ts';
 import { envelope, errorResponses, IsoTimestamp, PUBLIC, Ref } from '../http/schemas.ts';
 import { findAsset } from '../portal/assets.ts';
@@ -8,6 +9,7 @@ import { notFoundPage } from '../portal/message-page.ts';
 import { pageHandler } from '../portal/page-handler.ts';
 import { verifyPage } from '../portal/verify-page.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { SAME_DEVICE_COOKIE, visitPortal } from '../services/openid4vp/index.ts';
 import { awaitSessionStatus, portalSession } from '../services/portal.ts';
 import { DEFAULT_WATCH_LIMITS, STATUS_WAIT_MAX_SECONDS } from '../services/session-watch.ts';
 import { SessionStatusSchema } from './session-schemas.ts';
@@ -87,13 +89,21 @@ export const portalRoutes =
       },
     });
 
-    app.get<{ Params: { sessionId: string } }>(
+    type VerifyRequest = FastifyRequest<{ Params: { sessionId: string }; Querystring: { response_code?: unknown } }>;
+    app.get(
       '/verify/:sessionId',
       { ...HIDDEN, config: limitedPerSession({}) },
-      pageHandler(async (request: FastifyRequest<{ Params: { sessionId: string } }>) => {
+      pageHandler(async (request: VerifyRequest) => {
+        // The same-device binding (services/openid4vp/same-device.ts): the cookie, or the wallet's redirect.
+        const code = request.query.response_code;
+        const visit = await visitPortal(deps, request.params.sessionId, {
+          responseCode: typeof code === 'string' ? code : code === undefined ? undefined : '',
+          cookie: readCookie(request.headers.cookie, SAME_DEVICE_COOKIE),
+        });
         const session = await portalSession(deps, request.params.sessionId);
         if (!session) return { status: 404, page: notFoundPage() };
-        return { status: 200, page: await verifyPage(session) };
+        const headers = visit.setCookie ? { 'set-cookie': serializeCookie(visit.setCookie) } : undefined;
+        return { status: 200, page: await verifyPage(session), headers };
       }),
     );
     app.get('/verify', HIDDEN, sendNotFoundPage);

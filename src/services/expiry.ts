@@ -1,3 +1,4 @@
+import { deleteHeldResult } from '../store/openid4vp-held-results.ts';
 import { dueForExpiry, transitionSession } from '../store/sessions.ts';
 import type { ServiceDeps } from './deps.ts';
 
@@ -21,6 +22,8 @@ export async function expireDueSessions(deps: ServiceDeps, batchSize = 100): Pro
       )
         return false;
       await work.record(session, 'verification.expired', { sessionId: session.id });
+      // A same-device answer whose redirect never came back: it completes nothing now.
+      await deleteHeldResult(work.db, session.id);
       return true;
     });
     if (moved) {

@@ -40,6 +40,7 @@ export class PrometheusMetrics implements MetricsRecorder {
   readonly #deliveries: Counter<'result'>;
   readonly #issuerFetches: Counter<'kind' | 'result'>;
   readonly #statusUnknown: Counter;
+  readonly #walletErrors: Counter<'error'>;
 
   constructor(input: {
     db: Db;
@@ -104,6 +105,12 @@ export class PrometheusMetrics implements MetricsRecorder {
     this.#statusUnknown = new Counter({
       name: 'matricula_credential_status_unknown_total',
       help: 'Presentations let through with their revocation status unknown (STATUS_LIST_POLICY=warn).',
+      registers,
+    });
+    this.#walletErrors = new Counter({
+      name: 'matricula_openid4vp_wallet_errors_total',
+      help: 'OpenID4VP error responses from wallets, by error code (other: not a code of OpenID4VP or OAuth).',
+      labelNames: ['error'],
       registers,
     });
 
@@ -214,6 +221,10 @@ export class PrometheusMetrics implements MetricsRecorder {
 
   credentialStatusUnknown(): void {
     this.#statusUnknown.inc();
+  }
+
+  openid4vpWalletError(input: { error: string }): void {
+    this.#walletErrors.inc(input);
   }
 
   /** The exposition text and its content type, for GET /metrics. */

@@ -7,6 +7,7 @@ import { invalidState } from '../errors.ts';
 import { afterRedactionBatch, afterRetentionSweep, REDACTION_TABLES } from '../store/erasure.ts';
 import { redactSessionEvents } from '../store/events.ts';
 import { redactStoredResponses } from '../store/idempotency.ts';
+import { deleteHeldResult } from '../store/openid4vp-held-results.ts';
 import { dueForRetention, findSession, redactSessionRow } from '../store/sessions.ts';
 import { clearAttemptBodiesBefore, clearSessionAttemptBodies } from '../store/webhook-deliveries/retention.ts';
 import { purgeInBatches, yieldToEventLoop, type BatchOptions } from './batches.ts';
@@ -30,6 +31,8 @@ async function redact(deps: ServiceDeps, session: Session, at: string): Promise<
     if (!(await redactSessionRow(work.db, session.id, { at, result }))) return false;
     await redactSessionEvents(work.db, session.id, redactedEventData);
     await clearSessionAttemptBodies(work.db, session.id);
+    // A same-device OpenID4VP answer still waiting for its redirect holds claims too.
+    await deleteHeldResult(work.db, session.id);
     await redactStoredResponses(
       work.db,
       {

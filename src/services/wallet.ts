@@ -10,6 +10,7 @@ import { findApplicationById } from '../store/applications.ts';
 import { findSession, recordFailedAttempt, transitionSession } from '../store/sessions.ts';
 import { type Session, type SessionResult, type WalletProtocol } from '../domain/session.ts';
 import type { RejectionReason } from '../proofs/types.ts';
+import type { Db } from '../store/db.ts';
 import type { ServiceDeps } from './deps.ts';
 import { checkPresentation, rejectionSentence } from './presentations.ts';
 import { completedEventData, refusal } from './sessions.ts';
@@ -90,11 +91,21 @@ export interface SubmissionOutcome {
   failureMessage: string | null;
 }
 
-async function complete(deps: ServiceDeps, session: Session, result: SessionResult, at: string): Promise<boolean> {
+/** More writes for the transaction that completes a session (a held answer deleted, say). */
+export type AlsoInTransaction = (db: Db) => Promise<void>;
+
+async function complete(
+  deps: ServiceDeps,
+  session: Session,
+  result: SessionResult,
+  at: string,
+  also?: AlsoInTransaction,
+): Promise<boolean> {
   const moved = await deps.unitOfWork(async (work) => {
     if (!(await transitionSession(work.db, session.id, { to: 'completed', at, requireUnexpired: true, result })))
       return false;
     await work.record(session, 'verification.completed', completedEventData(session.id, result));
+    if (also) await also(work.db);
     return true;
   });
   if (moved)
@@ -153,8 +164,16 @@ export async function answerConsentedSession(
   deps: ServiceDeps,
   session: Session,
   answer: Answer,
+  also?: AlsoInTransaction,
 ): Promise<SubmissionOutcome> {
-  const now = deps.clock.now();
+  return completeWithResult(deps, session, await judgeAnswer(deps, session, answer), also);
+}
+
+/**
+ * Judges an answer without completing the session: the result it completes the session with, or
+ * (rejected) a failed attempt, thrown as `presentation_rejected` with its reason.
+ */
+export async function judgeAnswer(deps: ServiceDeps, session: Session, answer: Answer): Promise<SessionResult> {
   const outcome = await checkPresentation(deps, {
     format: answer.format,
     presentation: answer.presentation,
@@ -162,24 +181,30 @@ export async function answerConsentedSession(
     audience: answer.audience,
     environment: session.environment,
     requiredClaims: session.requiredClaims,
-    now,
+    now: deps.clock.now(),
     // The same profiles hold for every protocol (docs/credential-profiles.md).
     profiles: answer.profiles ?? (await deps.profiles.accepted()),
   });
-  const at = now.toISOString();
-
-  if (outcome.kind === 'judged') {
-    const result: SessionResult = { ...outcome.result, protocol: answer.protocol };
-    if (!(await complete(deps, session, result, at))) throw await refusal(deps, session.id, 'present to');
-    return {
-      sessionId: session.id,
-      status: 'completed',
-      verified: result.verified,
-      failureReason: result.failureReason,
-      failureMessage: result.failureMessage,
-    };
-  }
+  if (outcome.kind === 'judged') return { ...outcome.result, protocol: answer.protocol };
   return rejectAttempt(deps, session, answer.protocol, outcome);
+}
+
+/** Completes a consented session with a judged result (`verification.completed`). */
+export async function completeWithResult(
+  deps: ServiceDeps,
+  session: Session,
+  result: SessionResult,
+  also?: AlsoInTransaction,
+): Promise<SubmissionOutcome> {
+  if (!(await complete(deps, session, result, deps.clock.now().toISOString(), also)))
+    throw await refusal(deps, session.id, 'present to');
+  return {
+    sessionId: session.id,
+    status: 'completed',
+    verified: result.verified,
+    failureReason: result.failureReason,
+    failureMessage: result.failureMessage,
+  };
 }
 
 /**

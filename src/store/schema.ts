@@ -191,6 +191,14 @@ export interface Openid4vpSigningKeysTable {
   created_at: string;
 }
 
+/** A judged same-device OpenID4VP answer waiting for its redirect (migration 0013). */
+export interface Openid4vpHeldResultsTable {
+  session_id: string;
+  /** The SessionResult, JSON. */
+  result: string;
+  held_at: string;
+}
+
 /** One row, rewritten by the readiness probe (migration 0010). */
 export interface HealthProbeTable {
   id: number;
@@ -220,6 +228,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   spent_nonces: SpentNoncesTable;
   openid4vp_signing_keys: Openid4vpSigningKeysTable;
+  openid4vp_held_results: Openid4vpHeldResultsTable;
   health_probe: HealthProbeTable;
 }
 

@@ -285,7 +285,7 @@ export interface paths {
         };
         /**
          * The certificate chain that signs request objects (PEM, leaf first)
-         * @description What a wallet tester pins as trust anchor when the service signs with its self-signed sandbox certificate (x509_san_dns of the BASE_URL host).
+         * @description What a wallet tester pins as trust anchor when the service signs with its self-signed sandbox certificate (generated for the BASE_URL host). Without the trust anchor of a configured chain.
          */
         get: operations["retrieveRequestSigningCertificate"];
         put?: never;
@@ -307,7 +307,7 @@ export interface paths {
         put?: never;
         /**
          * A wallet's OpenID4VP authorization response (response_uri: direct_post or direct_post.jwt)
-         * @description direct_post: vp_token (JSON, DCQL), or error (access_denied declines the session). direct_post.jwt: response, a JWE (ECDH-ES, A128GCM or A256GCM) to the key in the request's client_metadata.jwks. A rejected presentation is a failed attempt of the session (400, with its reason).
+         * @description direct_post: vp_token (JSON, DCQL), or an error response (error, state). direct_post.jwt: response, a JWE (ECDH-ES, A128GCM or A256GCM) to the key in the request's client_metadata.jwks, holding either. A rejected presentation is a failed attempt of the session (400, with its reason). An error response is processed (200): access_denied declines the session, any other error leaves it open. Same-device (device=same): the answer completes the session only when the returned redirect_uri, with its response_code, is opened in the browser that opened the portal page.
          */
         post: operations["submitWalletAuthorizationResponse"];
         delete?: never;

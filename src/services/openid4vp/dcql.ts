@@ -15,6 +15,7 @@ type CredentialQuery = {
   format: CredentialProfile['format'];
   meta: { vct_values: string[] } | { type_values: string[][] };
   claims?: Array<{ path: string[]; values?: Array<string | number | boolean> }>;
+  trusted_authorities?: Array<{ type: 'aki'; values: [string, ...string[]] }>;
 };
 
 function credentialQuery(profile: CredentialProfile, asked: readonly ClaimName[]): CredentialQuery {
@@ -39,13 +40,20 @@ function credentialQuery(profile: CredentialProfile, asked: readonly ClaimName[]
   };
 }
 
-/** The query for `profiles` (at least one) and the business's claims. */
+/**
+ * The query for `profiles` (at least one) and the business's claims; with `trustedAuthorities`,
+ * each credential query names the `aki` of the trust anchors its credential must chain to (HAIP).
+ */
 export function dcqlQuery(
   profiles: readonly CredentialProfile[],
   requiredClaims: readonly ClaimName[],
+  trustedAuthorities?: readonly string[],
 ): DcqlQuery.Output {
   const asked = claimsToRequest(requiredClaims);
-  const credentials = profiles.map((profile) => credentialQuery(profile, asked));
+  const authorities = trustedAuthorities?.length
+    ? { trusted_authorities: [{ type: 'aki' as const, values: [...trustedAuthorities] as [string, ...string[]] }] }
+    : {};
+  const credentials = profiles.map((profile) => ({ ...credentialQuery(profile, asked), ...authorities }));
   const query = DcqlQuery.parse({
     credentials,
     ...(credentials.length > 1 ? { credential_sets: [{ options: credentials.map((c) => [c.id]) }] } : {}),

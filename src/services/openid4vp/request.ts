@@ -6,7 +6,9 @@ import type { Session } from '../../domain/session.ts';
 import { ALLOWED_ALGORITHMS } from '../../proofs/sd-jwt-vc/index.ts';
 import { configuredAcceptedProfiles } from '../credential-profiles.ts';
 import { dcqlQuery } from './dcql.ts';
-import { encryptionKeyPair, requestNonce, requestToken } from './session-secrets.ts';
+import { encryptionKeyPair, requestNonce, requestState, requestToken } from './session-secrets.ts';
+import { loadedRequestSigner } from './signer.ts';
+import type { ServiceDeps } from '../deps.ts';
 
 /**
  * The OpenID4VP 1.0 authorization request of a session, a pure function of the session and the
@@ -38,11 +40,25 @@ export function responseUri(config: Config, session: Pick<Session, 'id' | 'chall
   return withFlow(`${sessionPath(config, session)}/response`, session, flow);
 }
 
-/** The client identifier: `x509_san_dns:<BASE_URL host>`, or `redirect_uri:<response_uri>` in development. */
+/** Whether requests are signed (JAR by reference) under an X.509 client identifier prefix. */
+export const signsRequests = (config: Config) => config.openid4vp.clientIdPrefix !== 'redirect_uri';
+
+/** `x509_hash:<SHA-256 of the request certificate>`: the request signer must be loaded (app start does it). */
+function x509HashClientId(config: Config): string {
+  const signer = loadedRequestSigner(config);
+  if (!signer) throw new Error('the OpenID4VP request signer is not loaded: await deps.requestSigner() first');
+  return `x509_hash:${signer.x509Hash}`;
+}
+
+/**
+ * The client identifier: `x509_hash:<certificate hash>` (HAIP), `x509_san_dns:<BASE_URL host>`, or
+ * `redirect_uri:<response_uri>` in development.
+ */
 export function clientId(config: Config, session: Pick<Session, 'id' | 'challengeNonce'>, flow: RequestFlow): string {
-  return config.openid4vp.clientIdPrefix === 'x509_san_dns'
-    ? `x509_san_dns:${new URL(config.baseUrl).hostname}`
-    : `redirect_uri:${responseUri(config, session, flow)}`;
+  const prefix = config.openid4vp.clientIdPrefix;
+  if (prefix === 'x509_hash') return x509HashClientId(config);
+  if (prefix === 'x509_san_dns') return `x509_san_dns:${new URL(config.baseUrl).hostname}`;
+  return `redirect_uri:${responseUri(config, session, flow)}`;
 }
 
 /**
@@ -51,8 +67,10 @@ export function clientId(config: Config, session: Pick<Session, 'id' | 'challeng
  * is derived from the session's challenge, so direct verify refuses it like a session nonce.
  */
 export function isOwnClientId(config: Config, audience: string): boolean {
+  const signer = loadedRequestSigner(config);
   return (
     audience === `x509_san_dns:${new URL(config.baseUrl).hostname}` ||
+    (signer !== undefined && audience === `x509_hash:${signer.x509Hash}`) ||
     audience.startsWith(`redirect_uri:${config.baseUrl}/openid4vp/v1/sessions/`)
   );
 }
@@ -64,7 +82,7 @@ export function authorizationRequestPayload(
   flow: RequestFlow,
   /** The accepted credential profiles the DCQL query offers (docs/credential-profiles.md). */
   profiles: readonly CredentialProfile[],
-  extra: { clientName?: string; walletNonce?: string } = {},
+  extra: { clientName?: string; walletNonce?: string; trustedAuthorities?: readonly string[] } = {},
 ): Openid4vpAuthorizationRequest {
   const encrypted = config.openid4vp.responseMode === 'direct_post.jwt';
   const algValues = [...ALLOWED_ALGORITHMS] as [string, ...string[]];
@@ -74,7 +92,8 @@ export function authorizationRequestPayload(
     response_uri: responseUri(config, session, flow),
     response_mode: config.openid4vp.responseMode,
     nonce: requestNonce(session.challengeNonce),
-    dcql_query: dcqlQuery(profiles, session.requiredClaims),
+    state: requestState(session.challengeNonce),
+    dcql_query: dcqlQuery(profiles, session.requiredClaims, extra.trustedAuthorities),
     client_metadata: {
       ...(extra.clientName ? { client_name: extra.clientName } : {}),
       vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': algValues, 'kb-jwt_alg_values': algValues } },
@@ -84,8 +103,24 @@ export function authorizationRequestPayload(
             encrypted_response_enc_values_supported: [...RESPONSE_ENCRYPTION_ENC],
           }
         : {}),
+      ...(signsRequests(config) ? itWalletMetadata(config, session, flow) : {}),
     },
     ...(extra.walletNonce ? { wallet_nonce: extra.walletNonce } : {}),
+  };
+}
+
+/**
+ * Registration parameters the Italian IT-Wallet profile requires in a signed request's
+ * client_metadata (its SDK refuses the request without them); other wallets ignore them.
+ */
+function itWalletMetadata(config: Config, session: Pick<Session, 'id' | 'challengeNonce'>, flow: RequestFlow) {
+  return {
+    application_type: 'web',
+    // A URL in that profile (its federation entity id); for an x509 verifier, the service's own.
+    client_id: config.baseUrl,
+    logo_uri: `${config.portalUrl}/assets/favicon.svg`,
+    request_uris: [requestUri(config, session, flow)],
+    response_uris: [responseUri(config, session, flow)],
   };
 }
 
@@ -96,7 +131,7 @@ function queryString(params: Record<string, unknown>): string {
 }
 
 /**
- * `openid4vpUri`: with `x509_san_dns`, the client id and a `request_uri` the wallet fetches the
+ * `openid4vpUri`: with `x509_hash` or `x509_san_dns`, the client id and a `request_uri` the wallet fetches the
  * signed request from (by GET, or by POST with its metadata); with `redirect_uri`, the whole
  * unsigned request by value.
  */
@@ -118,14 +153,23 @@ const KEPT_URIS = 10_000;
 const uris = new WeakMap<Config, BoundedCache<string, string>>();
 
 function buildOpenid4vpUri(config: Config, session: Session, flow: RequestFlow): string {
-  const params =
-    config.openid4vp.clientIdPrefix === 'x509_san_dns'
-      ? {
-          client_id: clientId(config, session, flow),
-          request_uri: requestUri(config, session, flow),
-          request_uri_method: 'post',
-        }
-      : // By value, without the database: the built-in and file profiles (docs/credential-profiles.md).
-        authorizationRequestPayload(config, session, flow, configuredAcceptedProfiles(config));
+  const params = signsRequests(config)
+    ? {
+        client_id: clientId(config, session, flow),
+        request_uri: requestUri(config, session, flow),
+        request_uri_method: 'post',
+      }
+    : // By value, without the database: the built-in and file profiles (docs/credential-profiles.md).
+      authorizationRequestPayload(config, session, flow, configuredAcceptedProfiles(config));
   return `${config.openid4vp.scheme}://?${queryString(params)}`;
+}
+
+/**
+ * The profiles a session's request offers: every accepted one in a signed request (fetched, so the
+ * stored profiles are read); the built-in and file ones in a request by value (redirect_uri).
+ */
+export async function offeredProfiles(
+  deps: Pick<ServiceDeps, 'config' | 'profiles'>,
+): Promise<readonly CredentialProfile[]> {
+  return signsRequests(deps.config) ? deps.profiles.accepted() : configuredAcceptedProfiles(deps.config);
 }

@@ -34,9 +34,22 @@ export function requestNonce(challengeNonce: string): string {
   return derive(challengeNonce, 'nonce').toString('base64url');
 }
 
+/** The request's `state`: the wallet returns it in every response, error responses too. */
+export function requestState(challengeNonce: string): string {
+  return derive(challengeNonce, 'state').toString('base64url');
+}
+
 /** The `response_code` of the same-device redirect back to the portal. */
 export function responseCode(challengeNonce: string): string {
   return derive(challengeNonce, 'response-code').toString('base64url');
+}
+
+/**
+ * The value of the same-device binding cookie the portal page sets: a redirect back from the
+ * wallet completes a session only in a browser that carries it (services/openid4vp/same-device.ts).
+ */
+export function sameDeviceBinding(challengeNonce: string): string {
+  return derive(challengeNonce, 'same-device-binding').toString('base64url');
 }
 
 type EcJwk = {

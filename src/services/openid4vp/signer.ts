@@ -1,5 +1,6 @@
 import 'reflect-metadata'; // @peculiar/x509 resolves its parsers through tsyringe, which needs it loaded first
-import { createPrivateKey, createPublicKey, randomBytes, webcrypto, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, randomBytes, webcrypto, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint } from 'jose';
 import * as x509 from '@peculiar/x509';
 import { ConfigError, type Config } from '../../config.ts';
 import type { Clock } from '../../domain/clock.ts';
@@ -8,19 +9,50 @@ import { validateOwnChain } from '../../proofs/x509.ts';
 import { findSigningKey, insertSigningKeyOnce } from '../../store/openid4vp-signing-keys.ts';
 
 /**
- * The key and certificate chain that sign OpenID4VP request objects (JAR) under the
- * `x509_san_dns` client identifier prefix: the operator's (OPENID4VP_SIGNING_KEY_FILE and
+ * The key and certificate chain that sign OpenID4VP request objects (JAR) under the `x509_hash`
+ * and `x509_san_dns` client identifier prefixes: the operator's (OPENID4VP_SIGNING_KEY_FILE and
  * OPENID4VP_CERTIFICATE_CHAIN_FILE), or else a self-signed sandbox certificate for the BASE_URL
  * host, generated on first use and kept in the database (migration 0008_openid4vp says why).
  */
 export interface RequestSigner {
   /** The DNS name the certificate vouches for: the client identifier is `x509_san_dns:<host>`. */
   host: string;
-  /** The chain as JOSE `x5c`: base64 DER, leaf first. */
+  /** The chain as JOSE `x5c`: base64 DER, leaf first, without the trust anchor (HAIP 1.0). */
   x5c: string[];
+  /** `x509_hash` client identifier value: base64url SHA-256 of the leaf certificate's DER. */
+  x509Hash: string;
+  /** The request object's `kid`: the JWK thumbprint (RFC 7638) of the signing key. */
+  kid: string;
+  /** The leaf is its own issuer (the sandbox certificate): HAIP wallets refuse such a request. */
+  selfSigned: boolean;
   privateKey: KeyObject;
   alg: 'ES256';
   source: 'configured' | 'sandbox';
+}
+
+/** The signer each configuration loaded, for what must be built without waiting (openid4vpUri's client_id). */
+const loaded = new WeakMap<Config, RequestSigner>();
+
+/** The signer `config` loaded already (deps.requestSigner()), if it did. */
+export function loadedRequestSigner(config: Config): RequestSigner | undefined {
+  return loaded.get(config);
+}
+
+async function isSelfSigned(certificate: x509.X509Certificate): Promise<boolean> {
+  return certificate.subject === certificate.issuer && (await certificate.verify({ signatureOnly: true }));
+}
+
+/** What a signer shows of its chain: `x5c` without a self-signed anchor at its end, the hash, the kid. */
+async function identity(chain: x509.X509Certificate[], privateKey: KeyObject) {
+  const last = chain[chain.length - 1]!;
+  const shown = chain.length > 1 && (await isSelfSigned(last)) ? chain.slice(0, -1) : chain;
+  const jwk = createPublicKey(privateKey).export({ format: 'jwk' });
+  return {
+    x5c: shown.map((c) => Buffer.from(c.rawData).toString('base64')),
+    x509Hash: createHash('sha256').update(Buffer.from(chain[0]!.rawData)).digest('base64url'),
+    kid: await calculateJwkThumbprint({ kty: jwk.kty!, crv: jwk.crv, x: jwk.x, y: jwk.y }),
+    selfSigned: await isSelfSigned(chain[0]!),
+  };
 }
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
@@ -72,13 +104,7 @@ async function configuredSigner(host: string, keyPem: string, chainPem: string, 
     now,
   );
   if (!valid.ok) throw new ConfigError('OPENID4VP_CERTIFICATE_CHAIN_FILE', `is not a valid chain: ${valid.message}`);
-  return {
-    host,
-    x5c: chain.map((c) => Buffer.from(c.rawData).toString('base64')),
-    privateKey,
-    alg: 'ES256',
-    source: 'configured',
-  };
+  return { host, ...(await identity(chain, privateKey)), privateKey, alg: 'ES256', source: 'configured' };
 }
 
 /** A self-signed P-256 certificate whose subjectAltName is `host`. */
@@ -113,10 +139,11 @@ async function sandboxSigner(db: Db, host: string, now: Date): Promise<RequestSi
       ...(await generateSandboxCertificate(host, now)),
       createdAt: now.toISOString(),
     }));
+  const privateKey = createPrivateKey(stored.privateKeyPem);
   return {
     host,
-    x5c: toX5c(stored.certificatePem).map((c) => Buffer.from(c.rawData).toString('base64')),
-    privateKey: createPrivateKey(stored.privateKeyPem),
+    ...(await identity(toX5c(stored.certificatePem), privateKey)),
+    privateKey,
     alg: 'ES256',
     source: 'sandbox',
   };
@@ -129,9 +156,12 @@ async function sandboxSigner(db: Db, host: string, now: Date): Promise<RequestSi
 export async function loadRequestSigner(deps: { db: Db; clock: Clock; config: Config }): Promise<RequestSigner> {
   const host = new URL(deps.config.baseUrl).hostname;
   const { signingKeyPem, certificateChainPem } = deps.config.openid4vp;
-  if (signingKeyPem && certificateChainPem)
-    return configuredSigner(host, signingKeyPem, certificateChainPem, deps.clock.now());
-  return sandboxSigner(deps.db, host, deps.clock.now());
+  const signer =
+    signingKeyPem && certificateChainPem
+      ? await configuredSigner(host, signingKeyPem, certificateChainPem, deps.clock.now())
+      : await sandboxSigner(deps.db, host, deps.clock.now());
+  loaded.set(deps.config, signer);
+  return signer;
 }
 
 /** The certificate of a signer, PEM, leaf first: what a wallet tester pins as trust anchor. */
