@@ -8,6 +8,8 @@ import { faultPage, notFoundPage } from './message-page.ts';
 export interface PageResult {
   status: number;
   page: SafeHtml;
+  /** Origins that may frame it (layout.ts sendPage); none by default. */
+  frameAncestors?: readonly string[];
 }
 
 /**
@@ -17,8 +19,8 @@ export interface PageResult {
 export function pageHandler<R extends FastifyRequest>(render: (request: R) => Promise<PageResult>) {
   return async (request: R, reply: FastifyReply): Promise<FastifyReply> => {
     try {
-      const { status, page } = await render(request);
-      return sendPage(reply, status, page);
+      const { status, page, frameAncestors } = await render(request);
+      return sendPage(reply, status, page, { frameAncestors });
     } catch (error) {
       if (error instanceof ApiError && error.code === 'not_found') return sendPage(reply, 404, notFoundPage());
       request.log.error({ err: error }, 'page failed');

@@ -87,13 +87,19 @@ export const portalRoutes =
       },
     });
 
-    app.get<{ Params: { sessionId: string } }>(
+    type VerifyRequest = FastifyRequest<{ Params: { sessionId: string }; Querystring: { embed?: unknown } }>;
+    app.get<{ Params: { sessionId: string }; Querystring: { embed?: unknown } }>(
       '/verify/:sessionId',
       { ...HIDDEN, config: limitedPerSession({}) },
-      pageHandler(async (request: FastifyRequest<{ Params: { sessionId: string } }>) => {
+      pageHandler(async (request: VerifyRequest) => {
         const session = await portalSession(deps, request.params.sessionId);
         if (!session) return { status: 404, page: notFoundPage() };
-        return { status: 200, page: await verifyPage(session) };
+        // In the drop-in's modal (`?embed=<the shop's origin>`), the page reports the outcome to that
+        // origin by postMessage: only to one of the application's allowed origins, else to nobody.
+        const { embed } = request.query;
+        const embedOrigin = typeof embed === 'string' && session.frameAncestors.includes(embed) ? embed : null;
+        const page = await verifyPage(session, { embedOrigin });
+        return { status: 200, page, frameAncestors: session.frameAncestors };
       }),
     );
     app.get('/verify', HIDDEN, sendNotFoundPage);
