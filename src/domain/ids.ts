@@ -19,6 +19,9 @@ export const ID_PREFIXES = {
   delivery: 'del_',
   attempt: 'att_',
   request: 'req_',
+  member: 'mem_',
+  invitation: 'inv_',
+  audit: 'aud_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -67,6 +70,11 @@ function randomPart(length: number): string {
 export function newId(kind: IdKind, clock?: Clock): string {
   const ms = (clock ? clock.now() : new Date()).getTime();
   return ID_PREFIXES[kind] + encodeTime(ms) + randomPart(16);
+}
+
+/** The smallest id of `kind` created at or after `ms`: ids sort by time, so a range of ids is a range of time. */
+export function firstIdAt(kind: IdKind, ms: number): string {
+  return ID_PREFIXES[kind] + encodeTime(ms);
 }
 
 const ID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;

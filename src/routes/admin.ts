@@ -12,6 +12,7 @@ import {
   PageQuery,
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { createOrganizationWithOwner } from '../services/members.ts';
 import { createOrganization, listAllOrganizations } from '../services/organizations.ts';
 import {
   addIssuer,
@@ -49,6 +50,17 @@ const CreatedOrganization = Type.Object({
     }),
     createdAt: IsoTimestamp,
   }),
+  ownerInvitation: Type.Optional(
+    Type.Object(
+      {
+        email: Type.String(),
+        role: Type.Literal('owner'),
+        url: Type.String({ description: 'The one-time link where the owner chooses a password (the dashboard)' }),
+        expiresAt: IsoTimestamp,
+      },
+      { description: 'With ownerEmail: the invitation of the first owner' },
+    ),
+  ),
 });
 
 const IssuerKeys = Type.Object(
@@ -133,22 +145,32 @@ export const adminRoutes =
         summary: 'Create an organization with a first application and a first API key (as `matricula org create`)',
         security: ADMIN,
         body: Type.Object(
-          { name: Type.String({ minLength: 1, maxLength: 200 }), environment: Type.Optional(Environment) },
+          {
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            environment: Type.Optional(Environment),
+            ownerEmail: Type.Optional(
+              Type.String({
+                maxLength: 254,
+                description: 'Invites the first owner of the dashboard (docs/dashboard.md)',
+              }),
+            ),
+          },
           { additionalProperties: false },
         ),
         response: { 201: envelope(CreatedOrganization), ...errorResponses(...ADMIN_ERRORS) },
       },
       handler: async (request, reply) => {
-        const created = await createOrganization(deps, {
-          name: request.body.name,
-          environment: request.body.environment ?? 'sandbox',
-        });
+        const input = { name: request.body.name, environment: request.body.environment ?? 'sandbox' } as const;
+        const { ownerEmail } = request.body;
+        const withOwner = ownerEmail ? await createOrganizationWithOwner(deps, { ...input, ownerEmail }) : undefined;
+        const created = withOwner ?? (await createOrganization(deps, input));
         return reply.status(201).send({
           success: true as const,
           data: {
             organization: { id: created.organization.id, name: created.organization.name },
             application: created.application,
             apiKey: created.apiKey,
+            ...(withOwner ? { ownerInvitation: { ...withOwner.ownerInvitation, role: 'owner' as const } } : {}),
           },
         });
       },
