@@ -28,7 +28,7 @@ function document(title: string, body: SafeHtml, csrf?: string): SafeHtml {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 ${csrf ? html`<meta name="csrf-token" content="${csrf}">` : ''}
 <title>${title} · Matricula dashboard</title>
 <link rel="icon" href="${assetUrl('favicon.svg')}" type="image/svg+xml">

@@ -46,7 +46,7 @@ export function sessionPage(ctx: PageContext, s: SessionRow & Record<string, unk
 ${notice(message)}
 <p><code>${s.sessionId}</code> · <strong id="session-status">${s.status}</strong>${s.redacted ? ' · redacted' : ''} · <a href="/dashboard/apps/${s.appId}">application</a></p>
 <section class="card" aria-labelledby="session-data-heading"><h2 id="session-data-heading">What the API returns</h2>
-<pre class="excerpt" id="session-json">${JSON.stringify({ ...s, challengeNonce: undefined, qrPayload: undefined, openid4vpUri: undefined }, null, 2)}</pre></section>
+<pre class="excerpt" id="session-json" tabindex="0" aria-label="Session as JSON">${JSON.stringify({ ...s, challengeNonce: undefined, qrPayload: undefined, openid4vpUri: undefined }, null, 2)}</pre></section>
 <form method="post" action="/dashboard/sessions/${s.sessionId}/redact">${csrfField(ctx.csrf)}
 <p>Redacting erases the result's claims and university, metadata, clientReference and returnUrl, here and in the stored events.</p>
 <div class="actions"><button class="button button-primary" type="submit">Redact session</button></div></form>`,
@@ -79,7 +79,7 @@ export function eventPage(ctx: PageContext, e: EventRow): SafeHtml {
     ctx,
     'events',
     `Event ${e.id}`,
-    html`<h1>Event ${e.event}</h1><p><code>${e.id}</code> · ${e.createdAt}</p><pre class="excerpt">${JSON.stringify(e.data, null, 2)}</pre>`,
+    html`<h1>Event ${e.event}</h1><p><code>${e.id}</code> · ${e.createdAt}</p><pre class="excerpt" tabindex="0" aria-label="Event data">${JSON.stringify(e.data, null, 2)}</pre>`,
   );
 }
 

@@ -16,7 +16,7 @@ function attempts(d: Delivery): SafeHtml {
   if (d.attempts.length === 0) return html`<p class="hint">No attempt yet.</p>`;
   return html`<ol>${d.attempts.map(
     (a) => html`<li>${a.startedAt}: ${a.statusCode ?? a.outcome}, ${a.durationMs} ms
-      ${a.responseBody ? html`<pre class="excerpt">${a.responseBody}${a.responseBodyTruncated ? '…' : ''}</pre>` : ''}</li>`,
+      ${a.responseBody ? html`<pre class="excerpt" tabindex="0" aria-label="Response excerpt">${a.responseBody}${a.responseBodyTruncated ? '…' : ''}</pre>` : ''}</li>`,
   )}</ol>`;
 }
 

@@ -65,7 +65,7 @@ export function sendPage(
   reply: FastifyReply,
   status: number,
   page: SafeHtml,
-  options: { frameAncestors?: readonly string[] } = {},
+  options: { frameAncestors?: readonly string[]; referrerPolicy?: 'no-referrer' | 'same-origin' } = {},
 ): FastifyReply {
   const ancestors = options.frameAncestors ?? [];
   const csp =
@@ -79,7 +79,7 @@ export function sendPage(
     .header('content-type', 'text/html; charset=utf-8')
     .header('content-security-policy', csp)
     .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
+    .header('referrer-policy', options.referrerPolicy ?? 'no-referrer')
     .header('x-content-type-options', 'nosniff')
     .send(page.value);
 }

@@ -5,7 +5,6 @@ import { FixedWindowLimiter } from '../../domain/rate-limit.ts';
 import { isEnvironment } from '../../domain/environment.ts';
 import { normalizedEmail } from '../../domain/members.ts';
 import { ApiError } from '../../errors.ts';
-import { sendPage } from '../../portal/layout.ts';
 import type { ServiceDeps } from '../../services/deps.ts';
 import {
   acceptInvitation,
@@ -25,6 +24,7 @@ import {
   field,
   readCookie,
   seeOther,
+  sendDashboardPage,
   setSessionCookie,
   signedIn,
 } from './context.ts';
@@ -63,7 +63,7 @@ export const authRoutes =
     app.get(
       '/dashboard/sign-in',
       dashboardRoute(deps, 'account', async (request, reply) =>
-        sendPage(reply, 200, signInPage({ signInCsrf: signInCsrf(request, reply) })),
+        sendDashboardPage(reply, 200, signInPage({ signInCsrf: signInCsrf(request, reply) })),
       ),
     );
 
@@ -83,7 +83,7 @@ export const authRoutes =
         }
         const member = await signInWithPassword(deps, email, field(request, 'password'));
         if (!member)
-          return sendPage(
+          return sendDashboardPage(
             reply,
             401,
             signInPage({ signInCsrf: expected, email, error: 'That e-mail address and password do not match.' }),
@@ -97,7 +97,7 @@ export const authRoutes =
       '/dashboard/invitations/:token',
       dashboardRoute(deps, 'account', async (request, reply) => {
         const invitation = await openInvitation(deps, tokenOf(request));
-        return sendPage(reply, 200, invitationPage(invitation));
+        return sendDashboardPage(reply, 200, invitationPage(invitation));
       }),
     );
 
@@ -113,7 +113,7 @@ export const authRoutes =
           return await signIn(reply, await startDashboardSession(deps, member));
         } catch (error) {
           if (!(error instanceof ApiError) || error.code !== 'invalid_request') throw error;
-          return sendPage(reply, 400, invitationPage({ ...invitation, error: error.message }));
+          return sendDashboardPage(reply, 400, invitationPage({ ...invitation, error: error.message }));
         }
       }),
     );

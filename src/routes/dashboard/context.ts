@@ -41,6 +41,15 @@ export function setSessionCookie(reply: FastifyReply, names: CookieNames, token:
   reply.header('set-cookie', [value, ...attributes].join('; '));
 }
 
+/**
+ * Sends a dashboard page. Its Referrer-Policy is same-origin, not the portal's no-referrer: with
+ * no-referrer a browser sends `Origin: null` on the dashboard's own form posts, and the Origin is
+ * one of the two checks against cross-site requests. Nothing secret is in a dashboard URL.
+ */
+export function sendDashboardPage(reply: FastifyReply, status: number, page: SafeHtml): FastifyReply {
+  return sendPage(reply, status, page, { referrerPolicy: 'same-origin' });
+}
+
 /** Thrown where a page needs a signed-in member and there is none: the answer is the sign-in page. */
 export class NotSignedIn extends Error {}
 
@@ -116,12 +125,12 @@ export function dashboardRoute(deps: ServiceDeps, section: Section, handler: Han
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     try {
       const result = await handler(request, reply);
-      return result instanceof SafeHtml ? sendPage(reply, 200, result) : result;
+      return result instanceof SafeHtml ? sendDashboardPage(reply, 200, result) : result;
     } catch (error) {
       if (error instanceof NotSignedIn) return seeOther(reply, '/dashboard/sign-in');
       if (!(error instanceof ApiError) || error.status >= 500) {
         request.log.error({ err: error }, 'dashboard page failed');
-        return sendPage(
+        return sendDashboardPage(
           reply,
           500,
           publicPage('Something went wrong', html`<h1>Something went wrong</h1><p>Request ${request.id}.</p>`),
@@ -130,7 +139,7 @@ export function dashboardRoute(deps: ServiceDeps, section: Section, handler: Han
       if (error.retryAfterSeconds) reply.header('retry-after', String(error.retryAfterSeconds));
       const ctx = await signedIn(deps, request).catch(() => undefined);
       const main = html`<h1>That did not work</h1>${notice(error.message, 'error')}<p><a href="/dashboard">Back to the dashboard</a></p>`;
-      return sendPage(
+      return sendDashboardPage(
         reply,
         error.status,
         ctx ? dashboardPage(ctx, section, 'Refused', main) : publicPage('Refused', main),
