@@ -96,4 +96,76 @@ forEachDialect('dashboard services', (dialect) => {
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /Join as owner/);
   });
+
+  test('members invite: the operator invites to an existing organization; an unknown one is refused', async () => {
+    const env = {
+      ...process.env,
+      DATABASE_URL: h.testStore.url,
+      LOG_LEVEL: 'silent',
+      BASE_URL: 'https://matricula.example',
+    };
+    const { stdout } = await run(
+      './bin/matricula',
+      ['members', 'invite', '--org', tenant.orgId, '--email', 'dev@acme.example', '--role', 'viewer', '--json'],
+      { env },
+    );
+    const invitation = JSON.parse(stdout);
+    assert.equal(invitation.role, 'viewer');
+    const page = await h.app.inject({ method: 'GET', url: new URL(invitation.url).pathname });
+    assert.match(page.body, /Join as viewer/);
+    const unknown = await run(
+      './bin/matricula',
+      ['members', 'invite', '--org', 'org_nope', '--email', 'x@acme.example'],
+      {
+        env,
+      },
+    ).catch((err: { code: number; stderr: string }) => err);
+    assert.notEqual((unknown as { code?: number }).code ?? 0, 0);
+  });
+});
+
+forEachDialect('admin API invitations', (dialect) => {
+  let h: Harness;
+  let tenant: Tenant;
+  const ADMIN = { authorization: 'Bearer admin-token-for-tests-0123456789' };
+  useHarness(
+    dialect,
+    (ready, readyTenant) => {
+      h = ready;
+      tenant = readyTenant;
+    },
+    { ADMIN_TOKEN: 'admin-token-for-tests-0123456789' },
+  );
+
+  test('ownerEmail on organization creation, and an invitation to an existing organization', async () => {
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/admin/v1/organizations',
+      headers: ADMIN,
+      payload: { name: 'Acme', ownerEmail: 'boss@acme.example' },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.equal(created.json().data.ownerInvitation.role, 'owner');
+    const invited = await h.app.inject({
+      method: 'POST',
+      url: `/admin/v1/organizations/${tenant.orgId}/invitations`,
+      headers: ADMIN,
+      payload: { email: 'dev@acme.example', role: 'developer' },
+    });
+    assert.equal(invited.statusCode, 201, invited.body);
+    assert.match(invited.json().data.url, /\/dashboard\/invitations\//);
+    const unknown = await h.app.inject({
+      method: 'POST',
+      url: '/admin/v1/organizations/org_00000000000000000000000000/invitations',
+      headers: ADMIN,
+      payload: { email: 'dev@acme.example' },
+    });
+    assert.equal(unknown.statusCode, 404);
+    const noToken = await h.app.inject({
+      method: 'POST',
+      url: `/admin/v1/organizations/${tenant.orgId}/invitations`,
+      payload: { email: 'dev@acme.example' },
+    });
+    assert.equal(noToken.statusCode, 401);
+  });
 });

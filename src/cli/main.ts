@@ -8,11 +8,13 @@ import { issuersAdd, issuersList, issuersRefresh, issuersRemove, issuersShow } f
 import { sandboxRevoke } from './sandbox.ts';
 import { keysCreate } from './keys.ts';
 import { eventsTail, listen, webhooksTest } from './listen.ts';
+import { membersInvite } from './members.ts';
 import { orgCreate } from './org.ts';
 import { walletCredential, walletPresent, walletPresentation } from './wallet.ts';
 
 export const COMMANDS: Command[] = [
   orgCreate,
+  membersInvite,
   keysCreate,
   appsList,
   issuersAdd,

@@ -10,9 +10,11 @@ import {
   listEnvelope,
   MultilineText,
   PageQuery,
+  StringEnum,
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { createOrganizationWithOwner } from '../services/members.ts';
+import { MEMBER_ROLES } from '../domain/members.ts';
+import { createOrganizationWithOwner, operatorInvite } from '../services/members.ts';
 import { createOrganization, listAllOrganizations } from '../services/organizations.ts';
 import {
   addIssuer,
@@ -173,6 +175,41 @@ export const adminRoutes =
             ...(withOwner ? { ownerInvitation: { ...withOwner.ownerInvitation, role: 'owner' as const } } : {}),
           },
         });
+      },
+    });
+
+    app.post('/admin/v1/organizations/:orgId/invitations', {
+      schema: {
+        tags,
+        summary: "Invite a member to an organization's dashboard (as `matricula members invite`)",
+        security: ADMIN,
+        params: Type.Object({ orgId: Type.String({ maxLength: 64 }) }),
+        body: Type.Object(
+          {
+            email: Type.String({ maxLength: 254 }),
+            role: Type.Optional(StringEnum(MEMBER_ROLES, { description: 'Default developer' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: envelope(
+            Type.Object({
+              email: Type.String(),
+              role: StringEnum(MEMBER_ROLES),
+              url: Type.String({ description: 'The one-time link where the member chooses a password' }),
+              expiresAt: IsoTimestamp,
+            }),
+          ),
+          ...errorResponses(...ADMIN_ERRORS, 'not_found'),
+        },
+      },
+      handler: async (request, reply) => {
+        const data = await operatorInvite(deps, {
+          orgId: request.params.orgId,
+          email: request.body.email,
+          role: request.body.role ?? 'developer',
+        });
+        return reply.status(201).send({ success: true as const, data });
       },
     });
 

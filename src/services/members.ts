@@ -35,6 +35,7 @@ import {
   type Invitation,
   type Member,
 } from '../store/members.ts';
+import { findOrganization } from '../store/organizations.ts';
 import type { PageRequest } from '../store/pagination.ts';
 import type { ServiceDeps } from './deps.ts';
 import { createOrganization } from './organizations.ts';
@@ -127,6 +128,16 @@ export async function createOrganizationWithOwner(
       expiresAt: owner.invitation.expiresAt,
     },
   };
+}
+
+/** The operator invites a member of an existing organization (CLI, admin API); 404 for no such organization. */
+export async function operatorInvite(
+  deps: Deps & Pick<ServiceDeps, 'config'>,
+  input: { orgId: string; email: string; role: MemberRole },
+) {
+  if (!(await findOrganization(deps.db, input.orgId))) throw notFound('organization', 'orgId');
+  const { invitation, url } = await inviteMember(deps, { ...input, actor: OPERATOR });
+  return { email: invitation.email, role: invitation.role, url, expiresAt: invitation.expiresAt };
 }
 
 /** The open invitation behind a link, or a 404 (unknown, used or expired: the same answer). */
