@@ -52,6 +52,32 @@ forEachDialect('dashboard services', (dialect) => {
     assert.equal((await applicationFunnel(h.services, principal(), tenant.appId, 3))[2]!.created, 99);
   });
 
+  test('expired dashboard sign-ins are purged; live ones stay', async () => {
+    const {
+      startDashboardSession,
+      dashboardSession,
+      purgeExpiredDashboardSignIns,
+      acceptInvitation,
+      createOrganizationWithOwner,
+    } = await import('../src/services/members.ts');
+    const created = await createOrganizationWithOwner(h.services, {
+      name: 'P',
+      environment: 'sandbox',
+      ownerEmail: 'p@purge.example',
+    });
+    const member = await acceptInvitation(
+      h.services,
+      created.ownerInvitation.url.split('/').pop()!,
+      'a long enough password',
+    );
+    const old = await startDashboardSession(h.services, member);
+    h.clock.advance(13 * 60 * 60 * 1000);
+    const fresh = await startDashboardSession(h.services, member);
+    assert.equal(await purgeExpiredDashboardSignIns(h.services), 1);
+    assert.equal(await dashboardSession(h.services, old), undefined);
+    assert.ok(await dashboardSession(h.services, fresh));
+  });
+
   test('replay: the failed deliveries since a time are due again, the others untouched', async () => {
     const endpoint = await createEndpoint(h, tenant, 'http://127.0.0.1:9/hooks');
     await emitEvent(h, tenant);

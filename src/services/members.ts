@@ -17,6 +17,7 @@ import {
   deleteSessionsOfMember,
   findDashboardSession,
   insertDashboardSession,
+  purgeExpiredSignIns,
   setDashboardEnvironment,
   type DashboardSession,
 } from '../store/dashboard-sessions.ts';
@@ -214,6 +215,11 @@ export async function startDashboardSession(deps: Deps, member: Member): Promise
 
 export function dashboardSession(deps: Deps, token: string): Promise<DashboardSession | undefined> {
   return findDashboardSession(deps.db, sha256(token), deps.clock.now().toISOString());
+}
+
+/** The expired-rows job: dashboard sign-ins and passkey challenges past their end (they no longer work anyway). */
+export function purgeExpiredDashboardSignIns(deps: Deps): Promise<number> {
+  return purgeExpiredSignIns(deps.db, deps.clock.now().toISOString());
 }
 
 export async function signOut(deps: Deps, session: DashboardSession): Promise<void> {

@@ -76,3 +76,10 @@ export async function deleteDashboardSession(db: Db, tokenHash: string): Promise
 export async function deleteSessionsOfMember(db: Db, memberId: string): Promise<void> {
   await db.deleteFrom('dashboard_sessions').where('member_id', '=', memberId).execute();
 }
+
+/** Deletes the expired sign-ins and passkey challenges; returns how many rows went. */
+export async function purgeExpiredSignIns(db: Db, now: string): Promise<number> {
+  const sessions = await db.deleteFrom('dashboard_sessions').where('expires_at', '<=', now).executeTakeFirst();
+  const challenges = await db.deleteFrom('webauthn_challenges').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(sessions.numDeletedRows) + Number(challenges.numDeletedRows);
+}
