@@ -19,6 +19,8 @@ import { completeDocument, type OpenApiDocument } from './http/openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { appRoutes } from './routes/apps.ts';
 import { COMPONENT_SCHEMAS, WEBHOOK_EVENT_SCHEMAS } from './routes/components.ts';
+import { dashboardRoutes } from './routes/dashboard/index.ts';
+import { dropinRoutes } from './routes/dropin.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
@@ -219,6 +221,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(walletRoutes(services));
   await app.register(openid4vpRoutes(services));
   await app.register(portalRoutes(services));
+  await app.register(dropinRoutes);
+  await app.register(dashboardRoutes(services));
   await app.register(landingRoutes);
   await app.register(sandboxWalletRoutes(services));
   await app.register(sandboxStatusListRoutes(services));

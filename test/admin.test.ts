@@ -72,11 +72,15 @@ forEachDialect('admin API', (dialect) => {
         'POST /admin/v1/issuers',
         'POST /admin/v1/issuers/{issuerId}/refresh',
         'POST /admin/v1/organizations',
+        'POST /admin/v1/organizations/{orgId}/invitations',
       ]);
       const before = (await h.app.inject({ method: 'GET', url: '/admin/v1/issuers?limit=100', headers: admin })).json();
       for (const op of ops) {
         assert.deepEqual(doc.paths[op.path][op.method.toLowerCase()].security, [{ adminToken: [] }], op.id);
-        const url = op.path.replace('{issuerId}', before.data[0].id).replace('{profileId}', 'enrolment_attestation');
+        const url = op.path
+          .replace('{issuerId}', before.data[0].id)
+          .replace('{profileId}', 'enrolment_attestation')
+          .replace('{orgId}', 'org_00000000000000000000000000');
         for (const headers of [
           {},
           { authorization: `Bearer ${TOKEN}x` },

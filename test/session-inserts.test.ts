@@ -41,6 +41,7 @@ forEachDialect('session inserts, grouped', (dialect) => {
       consentedAt: null,
       completedAt: null,
       redactedAt: null,
+      returnUrl: null,
     });
   });
   after(() => db.drop());

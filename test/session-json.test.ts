@@ -49,6 +49,7 @@ function session(overrides: Partial<Session> = {}): Session {
     consentedAt: null,
     completedAt: null,
     redactedAt: null,
+    returnUrl: null,
     ...overrides,
   };
 }
@@ -83,6 +84,7 @@ const shapes: Array<[string, Session]> = [
     'pending with metadata and a client reference',
     session({ metadata: { order: '12"34', '\u00e9': '' }, clientReference: 'order-1234' }),
   ],
+  ['pending with a return URL', session({ returnUrl: 'https://shop.example/back?order=1&x="y"' })],
   ['consented', session({ status: 'consented', consentedAt: '2026-11-23T10:01:00.000Z' })],
   ['expired on read', session({ expiresAt: '2026-11-23T09:59:59.999Z' })],
   ['declined', session({ status: 'declined', completedAt: '2026-11-23T10:01:00.000Z' })],

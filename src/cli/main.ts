@@ -8,12 +8,14 @@ import { issuersAdd, issuersList, issuersRefresh, issuersRemove, issuersShow } f
 import { sandboxRevoke } from './sandbox.ts';
 import { keysCreate, keysRevoke } from './keys.ts';
 import { eventsTail, listen, webhooksTest } from './listen.ts';
+import { membersInvite } from './members.ts';
 import { orgCreate } from './org.ts';
 import { profilesAdd, profilesList, profilesRemove } from './profiles.ts';
 import { walletCredential, walletPresent, walletPresentation } from './wallet.ts';
 
 export const COMMANDS: Command[] = [
   orgCreate,
+  membersInvite,
   keysCreate,
   keysRevoke,
   appsList,

@@ -19,6 +19,9 @@ export const ID_PREFIXES = {
   delivery: 'del_',
   attempt: 'att_',
   request: 'req_',
+  member: 'mem_',
+  invitation: 'inv_',
+  audit: 'aud_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -6,7 +6,7 @@ import { OPEN_STATUSES, effectiveStatus, type SessionStatus } from './session-st
  * Redaction (docs/sessions.md): a business forgets what a session learnt about a student and what it
  * attached to the session itself. Erased: the result's claims and university, the free-text
  * `failureMessage` (it may quote the presentation), the messages of `warnings` (kept: their
- * codes), `metadata` and `clientReference`, wherever
+ * codes), `metadata`, `clientReference` and `returnUrl`, wherever
  * they are stored. Kept: the id, the status, `verified`, the timestamps, and the codes `format`
  * and `failureReason`, which say nothing about the student and keep the statistics whole.
  */
@@ -60,7 +60,7 @@ function hasWarningMessages(warnings: unknown): boolean {
 }
 
 /** Fields that hold erased data wherever a stored JSON object about the session carries them. */
-const NULLED_FIELDS = ['university', 'metadata', 'clientReference', 'failureMessage'] as const;
+const NULLED_FIELDS = ['university', 'metadata', 'clientReference', 'returnUrl', 'failureMessage'] as const;
 
 /**
  * The stored `data` of an event about the redacted session: the erased fields null, the rest as

@@ -76,4 +76,9 @@ export interface Session {
   completedAt: string | null;
   /** When its data was erased (domain/redaction.ts); null while it is kept. */
   redactedAt: string | null;
+  /**
+   * Where the portal sends the student once the session ends (domain/return-url.ts), at one of
+   * the application's allowed origins; null without one, and once redacted.
+   */
+  returnUrl: string | null;
 }

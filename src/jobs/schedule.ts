@@ -5,6 +5,7 @@ import { purgeExpiredSpentNonces } from '../services/direct-verify.ts';
 import { applyEventRetention } from '../services/event-retention.ts';
 import { expireDueSessions } from '../services/expiry.ts';
 import { purgeExpiredIdempotencyKeys } from '../services/idempotency.ts';
+import { purgeExpiredDashboardSignIns } from '../services/members.ts';
 import { applyResultRetention } from '../services/redaction.ts';
 import { PeriodicJob } from './periodic.ts';
 
@@ -37,6 +38,7 @@ export function buildPeriodicJobs(input: {
       async () => ({
         idempotencyKeys: await purgeExpiredIdempotencyKeys(services),
         spentNonces: await purgeExpiredSpentNonces(services),
+        dashboardSignIns: await purgeExpiredDashboardSignIns(services),
       }),
       intervals.expiredRowsPurgeSeconds,
     ),

@@ -57,16 +57,29 @@ ${options.main}
 
 /**
  * Sends a page with the headers every page carries. Pages hold a session's nonce (in the QR
- * code, in the wallet's answer), so they are never cached and never leak a Referer.
+ * code, in the wallet's answer), so they are never cached and never leak a Referer. No page may be
+ * framed, except by the origins `frameAncestors` names (the portal page, in the drop-in's modal, by
+ * its application's allowed origins: validated origins, so nothing else reaches the header).
  */
-export function sendPage(reply: FastifyReply, status: number, page: SafeHtml): FastifyReply {
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  page: SafeHtml,
+  options: { frameAncestors?: readonly string[]; referrerPolicy?: 'no-referrer' | 'same-origin' } = {},
+): FastifyReply {
+  const ancestors = options.frameAncestors ?? [];
+  const csp =
+    ancestors.length === 0
+      ? PAGE_CSP
+      : PAGE_CSP.replace("frame-ancestors 'none'", `frame-ancestors ${ancestors.join(' ')}`);
+  // X-Frame-Options cannot name several origins; browsers that know frame-ancestors ignore it anyway.
+  if (ancestors.length === 0) reply.header('x-frame-options', 'DENY');
   return reply
     .status(status)
     .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', PAGE_CSP)
+    .header('content-security-policy', csp)
     .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
+    .header('referrer-policy', options.referrerPolicy ?? 'no-referrer')
     .header('x-content-type-options', 'nosniff')
-    .header('x-frame-options', 'DENY')
     .send(page.value);
 }

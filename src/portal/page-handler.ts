@@ -10,6 +10,8 @@ export interface PageResult {
   page: SafeHtml;
   /** Headers beyond those every page carries (a Set-Cookie, say). */
   headers?: Record<string, string>;
+  /** Origins that may frame it (layout.ts sendPage); none by default. */
+  frameAncestors?: readonly string[];
 }
 
 /**
@@ -19,9 +21,9 @@ export interface PageResult {
 export function pageHandler<R extends FastifyRequest>(render: (request: R) => Promise<PageResult>) {
   return async (request: R, reply: FastifyReply): Promise<FastifyReply> => {
     try {
-      const { status, page, headers } = await render(request);
+      const { status, page, headers, frameAncestors } = await render(request);
       if (headers) reply.headers(headers);
-      return sendPage(reply, status, page);
+      return sendPage(reply, status, page, { frameAncestors });
     } catch (error) {
       if (error instanceof ApiError && error.code === 'not_found') return sendPage(reply, 404, notFoundPage());
       request.log.error({ err: error }, 'page failed');

@@ -133,12 +133,26 @@ async function openPanels(s: PortalSession, current: PortalPanel): Promise<SafeH
     <p class="connection" id="connection" role="alert" hidden>Connection lost. Trying again…</p>`;
 }
 
-/** The whole portal page for a session. */
-export async function verifyPage(s: PortalSession): Promise<SafeHtml> {
+/** Seconds the final screen stays before the page sends the student back to the business's returnUrl. */
+export const RETURN_DELAY_MS = 3000;
+
+/** The link back to the business (its returnUrl with the session id), shown once the session ended. */
+function returnLink(s: PortalSession, open: boolean): SafeHtml | '' {
+  if (!s.returnTo) return '';
+  return html`<p class="actions return-link" data-final${open ? html` hidden` : ''}><a class="button button-primary" href="${s.returnTo}">Back to ${s.applicationName}</a></p>`;
+}
+
+/**
+ * The whole portal page for a session. `embedOrigin`: the page is in the drop-in's modal on that
+ * origin (one the application allows), which it tells how the session ended instead of leaving.
+ */
+export async function verifyPage(s: PortalSession, options: { embedOrigin?: string | null } = {}): Promise<SafeHtml> {
   const current = panelOf(s.status, s.verified);
   const open = !isTerminal(s.status);
   const claims = claimsInWords(s.requiredClaims);
-  const main = html`<div class="portal" id="portal" data-session-id="${s.sessionId}" data-current="${current}" data-expires-at="${s.expiresAt}" data-server-now="${s.now}" data-poll-ms="${POLL_INTERVAL_MS}" data-wait-seconds="${STATUS_WAIT_SECONDS}">
+  const embedOrigin = options.embedOrigin ?? null;
+  const returnTo = embedOrigin ? null : s.returnTo;
+  const main = html`<div class="portal" id="portal" data-session-id="${s.sessionId}" data-current="${current}" data-expires-at="${s.expiresAt}" data-server-now="${s.now}" data-poll-ms="${POLL_INTERVAL_MS}" data-wait-seconds="${STATUS_WAIT_SECONDS}"${returnTo ? html` data-return-to="${returnTo}" data-return-delay-ms="${RETURN_DELAY_MS}"` : ''}${embedOrigin ? html` data-embed-origin="${embedOrigin}"` : ''}>
   <section class="card request" aria-labelledby="request-heading">
     <p class="eyebrow">Student verification</p>
     <h1 id="request-heading">${s.applicationName} asks you to confirm you are a student</h1>
@@ -150,6 +164,7 @@ export async function verifyPage(s: PortalSession): Promise<SafeHtml> {
   <section class="card action" aria-label="Verification status">
     ${open ? await openPanels(s, current) : ''}
     ${finalPanels(s, current)}
+    ${returnLink({ ...s, returnTo }, open)}
   </section>
   <p class="visually-hidden" id="announcer" role="status" aria-live="polite"></p>
 </div>`;
@@ -157,5 +172,7 @@ export async function verifyPage(s: PortalSession): Promise<SafeHtml> {
     current === 'pending'
       ? `Verify for ${s.applicationName}`
       : (FINAL_SCREENS[current as keyof typeof FINAL_SCREENS]?.heading ?? 'Approved in your wallet');
-  return layout({ title, main, script: open ? 'verify.js' : undefined, sandbox: s.environment === 'sandbox' });
+  // An ended session needs the script only to send the student back, or to tell the drop-in.
+  const script = open || returnTo || embedOrigin ? 'verify.js' : undefined;
+  return layout({ title, main, script, sandbox: s.environment === 'sandbox' });
 }

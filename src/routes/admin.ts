@@ -10,8 +10,11 @@ import {
   listEnvelope,
   MultilineText,
   PageQuery,
+  StringEnum,
 } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { MEMBER_ROLES } from '../domain/members.ts';
+import { createOrganizationWithOwner, operatorInvite } from '../services/members.ts';
 import { createOrganization, listAllOrganizations } from '../services/organizations.ts';
 import {
   addIssuer,
@@ -50,6 +53,17 @@ const CreatedOrganization = Type.Object({
     }),
     createdAt: IsoTimestamp,
   }),
+  ownerInvitation: Type.Optional(
+    Type.Object(
+      {
+        email: Type.String(),
+        role: Type.Literal('owner'),
+        url: Type.String({ description: 'The one-time link where the owner chooses a password (the dashboard)' }),
+        expiresAt: IsoTimestamp,
+      },
+      { description: 'With ownerEmail: the invitation of the first owner' },
+    ),
+  ),
 });
 
 const IssuerKeys = Type.Object(
@@ -134,24 +148,69 @@ export const adminRoutes =
         summary: 'Create an organization with a first application and a first API key (as `matricula org create`)',
         security: ADMIN,
         body: Type.Object(
-          { name: Type.String({ minLength: 1, maxLength: 200 }), environment: Type.Optional(Environment) },
+          {
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            environment: Type.Optional(Environment),
+            ownerEmail: Type.Optional(
+              Type.String({
+                maxLength: 254,
+                description: 'Invites the first owner of the dashboard (docs/dashboard.md)',
+              }),
+            ),
+          },
           { additionalProperties: false },
         ),
         response: { 201: envelope(CreatedOrganization), ...errorResponses(...ADMIN_ERRORS) },
       },
       handler: async (request, reply) => {
-        const created = await createOrganization(deps, {
-          name: request.body.name,
-          environment: request.body.environment ?? 'sandbox',
-        });
+        const input = { name: request.body.name, environment: request.body.environment ?? 'sandbox' } as const;
+        const { ownerEmail } = request.body;
+        const withOwner = ownerEmail ? await createOrganizationWithOwner(deps, { ...input, ownerEmail }) : undefined;
+        const created = withOwner ?? (await createOrganization(deps, input));
         return reply.status(201).send({
           success: true as const,
           data: {
             organization: { id: created.organization.id, name: created.organization.name },
             application: created.application,
             apiKey: created.apiKey,
+            ...(withOwner ? { ownerInvitation: { ...withOwner.ownerInvitation, role: 'owner' as const } } : {}),
           },
         });
+      },
+    });
+
+    app.post('/admin/v1/organizations/:orgId/invitations', {
+      schema: {
+        tags,
+        summary: "Invite a member to an organization's dashboard (as `matricula members invite`)",
+        security: ADMIN,
+        params: Type.Object({ orgId: Type.String({ maxLength: 64 }) }),
+        body: Type.Object(
+          {
+            email: Type.String({ maxLength: 254 }),
+            role: Type.Optional(StringEnum(MEMBER_ROLES, { description: 'Default developer' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: envelope(
+            Type.Object({
+              email: Type.String(),
+              role: StringEnum(MEMBER_ROLES),
+              url: Type.String({ description: 'The one-time link where the member chooses a password' }),
+              expiresAt: IsoTimestamp,
+            }),
+          ),
+          ...errorResponses(...ADMIN_ERRORS, 'not_found'),
+        },
+      },
+      handler: async (request, reply) => {
+        const data = await operatorInvite(deps, {
+          orgId: request.params.orgId,
+          email: request.body.email,
+          role: request.body.role ?? 'developer',
+        });
+        return reply.status(201).send({ success: true as const, data });
       },
     });
 

@@ -22,6 +22,7 @@ import {
   listApplications,
   updateApplication,
 } from '../services/applications.ts';
+import { MAX_ALLOWED_ORIGINS } from '../domain/return-url.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { AppWebhookFields, WebhookEndpointWithSecret } from './webhooks.ts';
 
@@ -68,6 +69,10 @@ export const ApplicationDetails = Type.Object(
     ...appFields,
     description: Type.Union([Type.String(), Type.Null()]),
     updatedAt: IsoTimestamp,
+    allowedReturnOrigins: Type.Array(Type.String(), {
+      description:
+        "Origins (https://shop.example) a session's returnUrl may point to, and the only pages that may frame the portal (the drop-in, /js/v1/matricula.js)",
+    }),
     keys: Type.Array(Ref(KeySummary), { description: 'Keys of the application, hints only' }),
     metrics: Type.Object({ sessions: SessionMetrics }),
   },
@@ -77,11 +82,17 @@ export const ApplicationDetails = Type.Object(
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Description = MultilineText({ maxLength: 2000 });
 const AppIdParams = Type.Object({ appId: Type.String({ maxLength: 64 }) });
+const AllowedReturnOrigins = Type.Array(Type.String({ maxLength: 300 }), {
+  maxItems: MAX_ALLOWED_ORIGINS,
+  description:
+    "Origins (scheme, host and port: https://shop.example) that sessions' returnUrl may point to and that may frame the portal; https only unless the operator allows private targets. Replaces the list.",
+});
 
 export const CreateApplicationBody = {
   name: Name,
   environment: Type.Optional(Environment),
   description: Type.Optional(Description),
+  allowedReturnOrigins: Type.Optional(AllowedReturnOrigins),
   ...AppWebhookFields,
 };
 
@@ -172,11 +183,15 @@ export const appRoutes =
       schema: {
         tags,
         operationId: 'updateApp',
-        summary: 'Rename or describe an application',
+        summary: 'Rename or describe an application, or set its allowed return origins',
         security: BEARER,
         params: AppIdParams,
         body: Type.Object(
-          { name: Type.Optional(Name), description: Type.Optional(Type.Union([Description, Type.Null()])) },
+          {
+            name: Type.Optional(Name),
+            description: Type.Optional(Type.Union([Description, Type.Null()])),
+            allowedReturnOrigins: Type.Optional(AllowedReturnOrigins),
+          },
           { additionalProperties: false, minProperties: 1, examples: [{ name: 'Student discounts (EU)' }] },
         ),
         response: {

@@ -89,7 +89,10 @@ export const portalRoutes =
       },
     });
 
-    type VerifyRequest = FastifyRequest<{ Params: { sessionId: string }; Querystring: { response_code?: unknown } }>;
+    type VerifyRequest = FastifyRequest<{
+      Params: { sessionId: string };
+      Querystring: { response_code?: unknown; embed?: unknown };
+    }>;
     app.get(
       '/verify/:sessionId',
       { ...HIDDEN, config: limitedPerSession({}) },
@@ -103,7 +106,12 @@ export const portalRoutes =
         const session = await portalSession(deps, request.params.sessionId);
         if (!session) return { status: 404, page: notFoundPage() };
         const headers = visit.setCookie ? { 'set-cookie': serializeCookie(visit.setCookie) } : undefined;
-        return { status: 200, page: await verifyPage(session), headers };
+        // In the drop-in's modal (`?embed=<the shop's origin>`), the page reports the outcome to that
+        // origin by postMessage: only to one of the application's allowed origins, else to nobody.
+        const { embed } = request.query;
+        const embedOrigin = typeof embed === 'string' && session.frameAncestors.includes(embed) ? embed : null;
+        const page = await verifyPage(session, { embedOrigin });
+        return { status: 200, page, headers, frameAncestors: session.frameAncestors };
       }),
     );
     app.get('/verify', HIDDEN, sendNotFoundPage);

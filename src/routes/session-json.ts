@@ -61,6 +61,7 @@ function sessionObject(view: SessionView) {
     requiredClaims: view.requiredClaims,
     metadata: view.metadata,
     clientReference: view.clientReference,
+    returnUrl: view.returnUrl,
     createdAt: view.createdAt,
     consentedAt: view.consentedAt,
     completedAt: view.completedAt,

@@ -86,6 +86,10 @@ const sessionFields = {
   requiredClaims: RequiredClaims,
   metadata: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()]),
   clientReference: Type.Union([Type.String(), Type.Null()]),
+  returnUrl: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Where the portal sends the student once the session ends, with ?session=<sessionId> (never the result); null without one, and once redacted',
+  }),
   createdAt: IsoTimestamp,
   consentedAt: Type.Union([IsoTimestamp, Type.Null()]),
   completedAt: Type.Union([IsoTimestamp, Type.Null()]),

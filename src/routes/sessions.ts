@@ -1,4 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { MAX_RETURN_URL_LENGTH } from '../domain/return-url.ts';
 import { SESSION_TTL } from '../domain/session-state.ts';
 import { principalOf } from '../http/auth.ts';
 import {
@@ -46,6 +47,13 @@ export const sessionRoutes =
               Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: 20 }),
             ),
             clientReference: Type.Optional(Type.String({ maxLength: 200 })),
+            returnUrl: Type.Optional(
+              Type.String({
+                maxLength: MAX_RETURN_URL_LENGTH,
+                description:
+                  "Where the portal sends the student once the session ends (completed, declined, expired or cancelled), with ?session=<sessionId> added and never the result. Its origin must be one of the application's allowedReturnOrigins (400 otherwise); https only unless the operator allows private targets.",
+              }),
+            ),
           },
           {
             additionalProperties: false,
@@ -56,6 +64,7 @@ export const sessionRoutes =
                 requiredClaims: ['is_active_student', 'university_domain'],
                 expiresInSeconds: 300,
                 clientReference: 'order-1234',
+                returnUrl: 'https://shop.example/checkout/student',
               },
             ],
           },

@@ -1,4 +1,5 @@
 import { newId } from '../domain/ids.ts';
+import { checkOrigin } from '../domain/return-url.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
 import { keysOfApplication } from '../store/api-keys.ts';
@@ -23,6 +24,21 @@ export interface NewApplication {
   name: string;
   environment?: Environment;
   description?: string | null;
+  allowedReturnOrigins?: string[];
+}
+
+/**
+ * `allowedReturnOrigins` checked and normalized (domain/return-url.ts): a refused one is a 400
+ * naming it; https only unless OUTBOUND_ALLOW_PRIVATE_TARGETS.
+ */
+export function checkedOrigins(deps: Pick<ServiceDeps, 'config'>, origins: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const origin of origins) {
+    const check = checkOrigin(origin, deps.config.outboundAllowPrivateTargets);
+    if (!check.ok) throw invalidRequest(check.message, 'allowedReturnOrigins');
+    if (!out.includes(check.value)) out.push(check.value);
+  }
+  return out;
 }
 
 /** Builds and inserts an application row (inside the caller's transaction). */
@@ -42,6 +58,7 @@ export async function insertNewApplication(
     status: 'active',
     createdAt: now,
     updatedAt: now,
+    allowedReturnOrigins: input.allowedReturnOrigins ?? [],
   };
   await insertApplication(db, app);
   return app;
@@ -59,6 +76,7 @@ export async function createApplication(
 ) {
   const { webhookUrl, webhookEvents, ...fields } = input;
   assertSameEnvironment(principal, fields.environment ?? 'sandbox');
+  if (fields.allowedReturnOrigins) fields.allowedReturnOrigins = checkedOrigins(deps, fields.allowedReturnOrigins);
   if (webhookUrl === undefined && webhookEvents !== undefined)
     throw invalidRequest('webhookEvents needs webhookUrl: the endpoint to send them to.', 'webhookUrl');
   if (webhookUrl !== undefined && webhookEvents === undefined)
@@ -100,10 +118,13 @@ export async function updateApplication(
   deps: ServiceDeps,
   principal: Principal,
   appId: string,
-  changes: { name?: string; description?: string | null },
+  changes: { name?: string; description?: string | null; allowedReturnOrigins?: string[] },
 ) {
   const app = await applicationForCaller(deps.db, principal, appId, { param: 'appId', mustBeActive: true });
-  await updateApplicationRow(deps.db, app.id, changes, deps.clock.now().toISOString());
+  const checked = changes.allowedReturnOrigins
+    ? { ...changes, allowedReturnOrigins: checkedOrigins(deps, changes.allowedReturnOrigins) }
+    : changes;
+  await updateApplicationRow(deps.db, app.id, checked, deps.clock.now().toISOString());
   return getApplication(deps, principal, appId);
 }
 

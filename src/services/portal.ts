@@ -1,5 +1,6 @@
 import type { ClaimName } from '../domain/claims.ts';
 import { isId } from '../domain/ids.ts';
+import { returnAddress } from '../domain/return-url.ts';
 import { effectiveStatus, isTerminal, type SessionStatus } from '../domain/session-state.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { Environment } from '../domain/environment.ts';
@@ -39,6 +40,10 @@ export interface PortalSession extends PublicSessionStatus {
   openid4vpUri: string;
   /** …or opened on this one: the wallet sends the student back here afterwards. */
   openid4vpSameDeviceUri: string;
+  /** Where the student goes once the session ends: its returnUrl with `session=<id>`; null without one. */
+  returnTo: string | null;
+  /** The origins that may frame the page (the application's allowedReturnOrigins); none: no framing. */
+  frameAncestors: readonly string[];
 }
 
 async function lookup(deps: PortalDeps, sessionId: string): Promise<Session | undefined> {
@@ -121,5 +126,7 @@ export async function portalSession(deps: PortalDeps, sessionId: string): Promis
     qrPayload: sessionView(session, deps).qrPayload,
     openid4vpUri: openid4vpUri(deps.config, session),
     openid4vpSameDeviceUri: openid4vpUri(deps.config, session, { sameDevice: true }),
+    returnTo: session.returnUrl === null ? null : returnAddress(session.returnUrl, session.id),
+    frameAncestors: app?.allowedReturnOrigins ?? [],
   };
 }

@@ -1,6 +1,7 @@
 import { openid4vpUri } from './openid4vp/request.ts';
 import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
 import { newId, pooledRandomBytes } from '../domain/ids.ts';
+import { checkReturnUrl } from '../domain/return-url.ts';
 import { effectiveStatus, SESSION_TTL, type SessionStatus } from '../domain/session-state.ts';
 import { ApiError, invalidRequest, notFound } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
@@ -18,6 +19,8 @@ export interface NewSession {
   expiresInSeconds?: number;
   metadata?: Record<string, string>;
   clientReference?: string;
+  /** Where the portal sends the student once the session ends; at one of the application's allowed origins. */
+  returnUrl?: string;
 }
 
 /** `nonce_` + 43 base64url characters: 256 random bits, unique per session. */
@@ -36,15 +39,25 @@ function checkedClaims(requested: string[]): ClaimName[] {
   return [...new Set(requested)] as ClaimName[];
 }
 
+/** A `returnUrl` at one of the application's allowed origins (domain/return-url.ts), else a 400. */
+function checkedReturnUrl(deps: Pick<ServiceDeps, 'config'>, allowed: readonly string[], returnUrl: string): string {
+  const check = checkReturnUrl(returnUrl, allowed, deps.config.outboundAllowPrivateTargets);
+  if (!check.ok) throw invalidRequest(check.message, 'returnUrl');
+  return check.value;
+}
+
 export async function createSession(deps: ServiceDeps, principal: Principal, input: NewSession): Promise<Session> {
   const requiredClaims = checkedClaims(input.requiredClaims);
   const ttl = input.expiresInSeconds ?? SESSION_TTL.defaultSeconds;
   // The key's own application was found active, in the key's organization and environment, by
-  // authentication a moment ago: no second read for it. Any other application is checked here.
+  // authentication a moment ago: no second read for it. Any other application is checked here, and
+  // so is the key's own when a returnUrl must be checked against its allowed origins.
   const app =
-    input.appId === principal.appId
-      ? { id: principal.appId, orgId: principal.orgId, environment: principal.environment }
+    input.appId === principal.appId && input.returnUrl === undefined
+      ? { id: principal.appId, orgId: principal.orgId, environment: principal.environment, allowedReturnOrigins: [] }
       : await applicationForCaller(deps.db, principal, input.appId, { param: 'appId', mustBeActive: true });
+  const returnUrl =
+    input.returnUrl === undefined ? null : checkedReturnUrl(deps, app.allowedReturnOrigins, input.returnUrl);
   const now = deps.clock.now();
   const session: Session = {
     id: newId('session', deps.clock),
@@ -65,6 +78,7 @@ export async function createSession(deps: ServiceDeps, principal: Principal, inp
     consentedAt: null,
     completedAt: null,
     redactedAt: null,
+    returnUrl,
   };
   await deps.sessionInserts.insert(session);
   deps.metrics.sessionCreated({ environment: session.environment });
@@ -120,6 +134,7 @@ export function sessionView(session: Session, deps: Pick<ServiceDeps, 'config' |
     requiredClaims: session.requiredClaims,
     metadata: session.metadata,
     clientReference: session.clientReference,
+    returnUrl: session.returnUrl,
     createdAt: session.createdAt,
     consentedAt: session.consentedAt,
     completedAt: session.completedAt,

@@ -1,6 +1,7 @@
 import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
+import type { Selectable } from 'kysely';
 import type { ApplicationsTable } from './schema.ts';
 import { endpointCounts } from './webhooks.ts';
 
@@ -13,6 +14,8 @@ export interface Application {
   status: 'active' | 'archived';
   createdAt: string;
   updatedAt: string;
+  /** Origins the portal may send this application's students back to and be framed by. */
+  allowedReturnOrigins: string[];
 }
 
 /** An application with the counts its list entry shows. */
@@ -21,7 +24,7 @@ export interface ApplicationSummary extends Application {
   webhookCount: number;
 }
 
-function toApplication(row: ApplicationsTable): Application {
+function toApplication(row: Selectable<ApplicationsTable>): Application {
   return {
     id: row.id,
     orgId: row.org_id,
@@ -31,8 +34,11 @@ function toApplication(row: ApplicationsTable): Application {
     status: row.status,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    allowedReturnOrigins: row.allowed_return_origins ? (JSON.parse(row.allowed_return_origins) as string[]) : [],
   };
 }
+
+const originsColumn = (origins: string[]) => (origins.length > 0 ? JSON.stringify(origins) : null);
 
 export async function insertApplication(db: Db, app: Application): Promise<void> {
   await db
@@ -46,6 +52,7 @@ export async function insertApplication(db: Db, app: Application): Promise<void>
       status: app.status,
       created_at: app.createdAt,
       updated_at: app.updatedAt,
+      allowed_return_origins: originsColumn(app.allowedReturnOrigins),
     })
     .execute();
 }
@@ -64,12 +71,17 @@ export async function findApplication(db: Db, orgId: string, id: string): Promis
 export async function updateApplication(
   db: Db,
   id: string,
-  changes: Partial<Pick<Application, 'name' | 'description' | 'status'>>,
+  changes: Partial<Pick<Application, 'name' | 'description' | 'status' | 'allowedReturnOrigins'>>,
   updatedAt: string,
 ): Promise<void> {
+  const { allowedReturnOrigins, ...columns } = changes;
   await db
     .updateTable('applications')
-    .set({ ...changes, updated_at: updatedAt })
+    .set({
+      ...columns,
+      ...(allowedReturnOrigins ? { allowed_return_origins: originsColumn(allowedReturnOrigins) } : {}),
+      updated_at: updatedAt,
+    })
     .where('id', '=', id)
     .execute();
 }

@@ -22,6 +22,8 @@ export interface ApplicationsTable {
   status: 'active' | 'archived';
   created_at: string;
   updated_at: string;
+  /** JSON array of origins the portal may send students back to and be framed by; null: none. */
+  allowed_return_origins: Generated<string | null>;
 }
 
 export interface ApiKeysTable {
@@ -112,6 +114,8 @@ export interface SessionsTable {
   completed_at: string | null;
   /** When the session's data was erased (redaction or retention); null while it is kept. */
   redacted_at: string | null;
+  /** Where the portal sends the student once the session ends; erased by redaction. */
+  return_url: Generated<string | null>;
 }
 
 /** The outbox: every event, written in the transaction of the state change that caused it. */
@@ -212,6 +216,77 @@ export interface CredentialProfilesTable {
   created_at: string;
 }
 
+/** A member of an organization: who may sign in to the dashboard (migration 0014). */
+export interface MembersTable {
+  id: string;
+  org_id: string;
+  email: string;
+  role: string;
+  password_hash: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MemberInvitationsTable {
+  id: string;
+  org_id: string;
+  email: string;
+  role: string;
+  token_hash: string;
+  invited_by: string;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+}
+
+export interface MemberPasskeysTable {
+  /** The credential id, base64url. */
+  id: string;
+  member_id: string;
+  /** COSE public key, base64url. */
+  public_key: string;
+  counter: number | string;
+  /** JSON array of transports, or null. */
+  transports: string | null;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface DashboardSessionsTable {
+  token_hash: string;
+  member_id: string;
+  environment: Environment;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface WebauthnChallengesTable {
+  id: string;
+  challenge: string;
+  member_id: string | null;
+  expires_at: string;
+}
+
+export interface AuditLogTable {
+  id: string;
+  org_id: string;
+  actor: string;
+  action: string;
+  target: string | null;
+  environment: string | null;
+  created_at: string;
+}
+
+/** Sessions created on one UTC day of one application and how far they got; closed days only. */
+export interface SessionFunnelDailyTable {
+  app_id: string;
+  day: string;
+  created: number;
+  consented: number;
+  verified: number;
+  not_verified: number;
+}
+
 export interface Database {
   issuers: IssuersTable;
   credential_profiles: CredentialProfilesTable;
@@ -230,6 +305,13 @@ export interface Database {
   openid4vp_signing_keys: Openid4vpSigningKeysTable;
   openid4vp_held_results: Openid4vpHeldResultsTable;
   health_probe: HealthProbeTable;
+  members: MembersTable;
+  member_invitations: MemberInvitationsTable;
+  member_passkeys: MemberPasskeysTable;
+  dashboard_sessions: DashboardSessionsTable;
+  webauthn_challenges: WebauthnChallengesTable;
+  audit_log: AuditLogTable;
+  session_funnel_daily: SessionFunnelDailyTable;
 }
 
 export type { Generated };

@@ -42,6 +42,7 @@ export function toSession(row: Selectable<SessionsTable>): Session {
     consentedAt: row.consented_at,
     completedAt: row.completed_at,
     redactedAt: row.redacted_at,
+    returnUrl: row.return_url,
   };
 }
 
@@ -66,6 +67,7 @@ const insertSessionRow = prepareQuery('insert_session', (db, p: Insertable<Sessi
     consented_at: p.consented_at,
     completed_at: p.completed_at,
     redacted_at: p.redacted_at,
+    return_url: p.return_url,
   }),
 );
 
@@ -90,6 +92,7 @@ function toRow(s: Session): Insertable<SessionsTable> {
     consented_at: null,
     completed_at: null,
     redacted_at: null,
+    return_url: s.returnUrl,
   };
 }
 
@@ -260,6 +263,7 @@ export async function redactSessionRow(
     .set({
       metadata: null,
       client_reference: null,
+      return_url: null,
       result: r.result === null ? null : JSON.stringify(r.result),
       redacted_at: r.at,
     })

@@ -93,7 +93,7 @@ export interface paths {
         delete: operations["archiveApp"];
         options?: never;
         head?: never;
-        /** Rename or describe an application */
+        /** Rename or describe an application, or set its allowed return origins */
         patch: operations["updateApp"];
         trace?: never;
     };
@@ -817,6 +817,8 @@ export interface components {
                 [key: string]: string;
             } | null;
             clientReference: string | null;
+            /** @description Where the portal sends the student once the session ends, with ?session=<sessionId> (never the result); null without one, and once redacted */
+            returnUrl: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -854,6 +856,8 @@ export interface components {
                 [key: string]: string;
             } | null;
             clientReference: string | null;
+            /** @description Where the portal sends the student once the session ends, with ?session=<sessionId> (never the result); null without one, and once redacted */
+            returnUrl: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -940,6 +944,8 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             updatedAt: string;
+            /** @description Origins (https://shop.example) a session's returnUrl may point to, and the only pages that may frame the portal (the drop-in, /js/v1/matricula.js) */
+            allowedReturnOrigins: string[];
             /** @description Keys of the application, hints only */
             keys: components["schemas"]["KeySummary"][];
             metrics: {
@@ -1670,6 +1676,8 @@ export interface operations {
                     name: string;
                     environment?: components["schemas"]["Environment"];
                     description?: string;
+                    /** @description Origins (scheme, host and port: https://shop.example) that sessions' returnUrl may point to and that may frame the portal; https only unless the operator allows private targets. Replaces the list. */
+                    allowedReturnOrigins?: string[];
                     /** @description https:// URL of a public host */
                     webhookUrl?: string;
                     /** @description The events to send; each at most once */
@@ -2019,6 +2027,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string | null;
+                    /** @description Origins (scheme, host and port: https://shop.example) that sessions' returnUrl may point to and that may frame the portal; https only unless the operator allows private targets. Replaces the list. */
+                    allowedReturnOrigins?: string[];
                 };
             };
         };
@@ -2641,7 +2651,8 @@ export interface operations {
                  *         "university_domain"
                  *       ],
                  *       "expiresInSeconds": 300,
-                 *       "clientReference": "order-1234"
+                 *       "clientReference": "order-1234",
+                 *       "returnUrl": "https://shop.example/checkout/student"
                  *     }
                  */
                 "application/json": {
@@ -2658,6 +2669,8 @@ export interface operations {
                         [key: string]: string;
                     };
                     clientReference?: string;
+                    /** @description Where the portal sends the student once the session ends (completed, declined, expired or cancelled), with ?session=<sessionId> added and never the result. Its origin must be one of the application's allowedReturnOrigins (400 otherwise); https only unless the operator allows private targets. */
+                    returnUrl?: string;
                 };
             };
         };

@@ -4,6 +4,9 @@
 // server rendered for each state. Time left is counted from the server's clock (the `now`
 // of each answer) and this page's monotonic clock, never from the device's date, which a kiosk
 // may have wrong. Expiry is the server's to decide: at zero the page asks, it does not assume.
+// Once the session ended, the page sends the student back to the business's returnUrl (rendered
+// by the server, with the session id and never the result), or, in the drop-in's modal, tells the
+// shop's page how it ended by postMessage to the one origin the server checked.
 'use strict';
 (() => {
   const root = document.getElementById('portal');
@@ -29,6 +32,18 @@
   let warnedSoon = false;
 
   const remaining = () => remainingAtSync - (performance.now() - syncedAt);
+
+  function ended(panel) {
+    const status = panel === 'verified' || panel === 'not_verified' ? 'completed' : panel;
+    const embedOrigin = root.dataset.embedOrigin;
+    if (embedOrigin && window.parent !== window) {
+      const message = { type: 'matricula:session', sessionId: root.dataset.sessionId, status };
+      window.parent.postMessage(message, embedOrigin);
+      return;
+    }
+    const returnTo = root.dataset.returnTo;
+    if (returnTo) setTimeout(() => window.location.assign(returnTo), Number(root.dataset.returnDelayMs) || 3000);
+  }
 
   function minutesSeconds(ms) {
     const total = Math.max(0, Math.ceil(ms / 1000));
@@ -71,6 +86,8 @@
     }
     const final = FINAL.includes(next);
     for (const element of root.querySelectorAll('[data-open]')) element.hidden = final;
+    for (const element of root.querySelectorAll('[data-final]')) element.hidden = !final;
+    if (final) ended(next);
     if (!shown) return;
     document.title = shown.dataset.title + ' · Matricula';
     const heading = shown.querySelector('.final-heading');
@@ -127,7 +144,7 @@
     schedule(failures ? Math.min(pollMs * 2 ** failures, 15000) : Math.max(0, pollMs - elapsed));
   }
 
-  if (FINAL.includes(current)) return;
+  if (FINAL.includes(current)) return ended(current);
   renderCountdown();
   ticker = setInterval(renderCountdown, 250);
   schedule(0);
