@@ -67,7 +67,12 @@ export async function adminCall<T>(
   if (response.ok) return parsed as T;
   const error = (parsed as ErrorBody).error;
   const message = `${error?.message ?? `HTTP ${response.status}`}${error?.code ? ` (${error.code})` : ''}`;
-  if (response.status === 404 && error?.code === 'not_found' && !path.includes('/issuers/'))
+  if (
+    response.status === 404 &&
+    error?.code === 'not_found' &&
+    !path.includes('/issuers/') &&
+    !path.includes('/identity-providers/')
+  )
     throw new Error(`${message}: is ADMIN_TOKEN set on the server?`);
   if ([400, 404, 409].includes(response.status)) throw new UsageError(message);
   throw new Error(`the admin API refused: ${message}`);

@@ -4,6 +4,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { purgeExpiredSpentNonces } from '../services/direct-verify.ts';
 import { expireDueSessions } from '../services/expiry.ts';
 import { purgeExpiredIdempotencyKeys } from '../services/idempotency-purge.ts';
+import { purgeExpiredLoginRows } from '../services/sso/complete.ts';
 import { applyResultRetention } from '../services/redaction.ts';
 import { PeriodicJob } from './periodic.ts';
 
@@ -36,6 +37,7 @@ export function buildPeriodicJobs(input: {
       async () => ({
         idempotencyKeys: await purgeExpiredIdempotencyKeys(services),
         spentNonces: await purgeExpiredSpentNonces(services),
+        loginRequests: await purgeExpiredLoginRows(services),
       }),
       intervals.expiredRowsPurgeSeconds,
     ),

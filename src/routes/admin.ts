@@ -20,6 +20,7 @@ import {
   registeredIssuersPage,
   removeIssuer,
 } from '../services/trust-registry.ts';
+import { adminIdentityProviderRoutes } from './admin-identity-providers.ts';
 import { ApplicationListEntry } from './apps.ts';
 
 /** Requests per client address per minute, before the token is even looked at. */
@@ -269,4 +270,7 @@ export const adminRoutes =
         return { success: true as const, data: issuer };
       },
     });
+
+    // Registered here, so the token check and the rate limit above hold for them too.
+    await app.register(adminIdentityProviderRoutes(deps));
   };

@@ -15,7 +15,13 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { redactSessionForCaller } from '../services/redaction.ts';
 import { cancelSession, createSession, listSessionsFor, sessionForCaller, sessionView } from '../services/sessions.ts';
 import { createdSessionJson, sendJson, sessionJson, sessionListJson } from './session-json.ts';
-import { ClaimNameSchema, CreatedSessionSchema, SessionSchema, SessionStatusSchema } from './session-schemas.ts';
+import {
+  AnswerMethodEnum,
+  ClaimNameSchema,
+  CreatedSessionSchema,
+  SessionSchema,
+  SessionStatusSchema,
+} from './session-schemas.ts';
 
 const tags = ['Verification sessions'];
 const SessionParams = Type.Object({ sessionId: Type.String({ maxLength: 64 }) });
@@ -46,6 +52,15 @@ export const sessionRoutes =
               Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: 20 }),
             ),
             clientReference: Type.Optional(Type.String({ maxLength: 200 })),
+            allowedMethods: Type.Optional(
+              Type.Array(Ref(AnswerMethodEnum), {
+                minItems: 1,
+                maxItems: 2,
+                uniqueItems: true,
+                description:
+                  "The channels that may answer: wallet (Matricula's protocol, OpenID4VP), university_login (SAML, OpenID Connect). Default: the application's allowedMethods, else every channel",
+              }),
+            ),
           },
           {
             additionalProperties: false,

@@ -18,6 +18,7 @@ import { createGuardedDispatcher } from '../outbound/ssrf.ts';
 import { createUnitOfWork, type UnitOfWork } from './unit-of-work.ts';
 import { configureOpenid4vpLibraries } from './openid4vp/library-config.ts';
 import { loadRequestSigner, type RequestSigner } from './openid4vp/signer.ts';
+import { loadSpKeys, type SamlKeyPair } from './sso/saml/sp-keys.ts';
 
 /** What every use case needs, assembled once by the composition root and passed to every part. */
 export interface ServiceDeps {
@@ -48,6 +49,8 @@ export interface ServiceDeps {
   requestSigner: () => Promise<RequestSigner>;
   /** The status requests waiting for a session to change; the unit of work wakes them after commit. */
   sessionWatch: SessionWatch;
+  /** The SAML service provider's key and certificate: the operator's, or generated once and kept (sso/saml/sp-keys.ts). */
+  samlKeys: () => Promise<SamlKeyPair>;
 }
 
 /** Issuer metadata and status lists as the configuration says: SSRF guard, timeout, size limit, cache bounds. */
@@ -124,6 +127,7 @@ export function createServiceDeps(input: {
     close: async () => pool?.close(),
     sessionInserts: new SessionInserts(input.db),
     requestSigner: once(() => loadRequestSigner(input)),
+    samlKeys: once(() => loadSpKeys(input)),
     sessionWatch,
   };
 }

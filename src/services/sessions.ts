@@ -10,6 +10,8 @@ import { type Session, type SessionResult } from '../domain/session.ts';
 import type { EventData } from '../domain/events.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
+import type { AnswerMethod } from '../domain/identity-providers.ts';
+import { setAnswerMethods } from '../store/answer-methods.ts';
 
 export interface NewSession {
   appId: string;
@@ -18,6 +20,8 @@ export interface NewSession {
   expiresInSeconds?: number;
   metadata?: Record<string, string>;
   clientReference?: string;
+  /** The channels this session accepts (docs/university-login.md); by default its application's, else all. */
+  allowedMethods?: AnswerMethod[];
 }
 
 /** `nonce_` + 43 base64url characters: 256 random bits, unique per session. */
@@ -67,6 +71,7 @@ export async function createSession(deps: ServiceDeps, principal: Principal, inp
     redactedAt: null,
   };
   await deps.sessionInserts.insert(session);
+  if (input.allowedMethods) await setAnswerMethods(deps.db, session.id, [...new Set(input.allowedMethods)]);
   deps.metrics.sessionCreated({ environment: session.environment });
   return session;
 }

@@ -9,6 +9,7 @@ import { findApplicationById } from '../store/applications.ts';
 import { findSession, recordFailedAttempt, transitionSession } from '../store/sessions.ts';
 import { type Session, type SessionResult, type WalletProtocol } from '../domain/session.ts';
 import type { RejectionReason } from '../proofs/types.ts';
+import { acceptedMethods } from './answer-methods.ts';
 import type { ServiceDeps } from './deps.ts';
 import { checkPresentation, rejectionSentence } from './presentations.ts';
 import { completedEventData, refusal } from './sessions.ts';
@@ -89,7 +90,17 @@ export interface SubmissionOutcome {
   failureMessage: string | null;
 }
 
-async function complete(deps: ServiceDeps, session: Session, result: SessionResult, at: string): Promise<boolean> {
+/**
+ * Completes a consented session with its result, whichever channel produced it: the transition,
+ * `verification.completed` and its deliveries in one unit of work. False when the session had
+ * already moved (another answer won, or it expired).
+ */
+export async function completeSession(
+  deps: ServiceDeps,
+  session: Session,
+  result: SessionResult,
+  at: string,
+): Promise<boolean> {
   const moved = await deps.unitOfWork(async (work) => {
     if (!(await transitionSession(work.db, session.id, { to: 'completed', at, requireUnexpired: true, result })))
       return false;
@@ -152,6 +163,8 @@ export async function answerConsentedSession(
   session: Session,
   answer: Answer,
 ): Promise<SubmissionOutcome> {
+  if (!(await acceptedMethods(deps, session)).includes('wallet'))
+    throw new ApiError('forbidden', 'This session does not accept wallets (allowedMethods).');
   const now = deps.clock.now();
   const outcome = await checkPresentation(deps, {
     format: answer.format,
@@ -168,7 +181,7 @@ export async function answerConsentedSession(
 
   if (outcome.kind === 'judged') {
     const result: SessionResult = { ...outcome.result, protocol: answer.protocol };
-    if (!(await complete(deps, session, result, at))) throw await refusal(deps, session.id, 'present to');
+    if (!(await completeSession(deps, session, result, at))) throw await refusal(deps, session.id, 'present to');
     return {
       sessionId: session.id,
       status: 'completed',
@@ -203,7 +216,7 @@ export async function rejectAttempt(
       failureReason: 'too_many_attempts',
       failureMessage: `${MAX_FAILED_ATTEMPTS} presentations were rejected. The last one: ${rejectionSentence(rejection.message)}`,
     };
-    await complete(deps, session, result, at);
+    await completeSession(deps, session, result, at);
     throw new ApiError(
       'presentation_rejected',
       `${rejectionSentence(rejection.message)} That was the last attempt: the session is completed unverified (too_many_attempts).`,

@@ -316,6 +316,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/saml/v1/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SAML 2.0 metadata of this service provider (what a federation or an IdP registers) */
+        get: operations["retrieveSamlServiceProviderMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/idp/v1/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SAML 2.0 metadata of the built-in sandbox identity provider (trusted for sandbox sessions only) */
+        get: operations["retrieveSandboxIdpMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verification/v1/sessions/{sessionId}/status": {
         parameters: {
             query?: never;
@@ -706,7 +740,7 @@ export interface components {
          * @description Cause within the code: why a presentation was rejected, or why a webhook URL was refused
          * @enum {string}
          */
-        ErrorReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim" | "nonce_reused" | "session_nonce" | "unrequested_disclosure" | "issuer_unreachable" | "invalid_status_list" | "invalid_url" | "unsupported_scheme" | "insecure_scheme" | "credentials_in_url" | "forbidden_address" | "unresolvable_host";
+        ErrorReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim" | "nonce_reused" | "session_nonce" | "unrequested_disclosure" | "issuer_unreachable" | "invalid_status_list" | "assertion_replayed" | "invalid_url" | "unsupported_scheme" | "insecure_scheme" | "credentials_in_url" | "forbidden_address" | "unresolvable_host";
         /** @description Error envelope */
         ErrorResponse: {
             /** @enum {boolean} */
@@ -739,6 +773,16 @@ export interface components {
          * @enum {string}
          */
         CredentialFormat: "sd-jwt-vc" | "bbs" | "groth16";
+        /**
+         * @description What a university login result rests on: a signed SAML 2.0 assertion or an OpenID Connect ID token
+         * @enum {string}
+         */
+        LoginEvidenceFormat: "saml2-assertion" | "oidc-id-token";
+        /**
+         * @description A channel that may answer a session: wallet (Matricula's protocol, OpenID4VP) or university_login
+         * @enum {string}
+         */
+        AnswerMethod: "wallet" | "university_login";
         /**
          * @description A claim of the catalogue
          * @enum {string}
@@ -777,11 +821,11 @@ export interface components {
         SessionResult: {
             verified: boolean;
             /**
-             * @description Which wallet protocol answered: matricula (the wallet endpoints) or openid4vp (OpenID4VP 1.0)
+             * @description What answered: matricula (the wallet endpoints), openid4vp (OpenID4VP 1.0), saml or oidc (a university login, docs/university-login.md)
              * @enum {string}
              */
-            protocol: "matricula" | "openid4vp";
-            format: components["schemas"]["CredentialFormat"] | null;
+            protocol: "matricula" | "openid4vp" | "saml" | "oidc";
+            format: components["schemas"]["CredentialFormat"] | components["schemas"]["LoginEvidenceFormat"] | null;
             university: components["schemas"]["University"] | null;
             claims: components["schemas"]["ReportedClaims"];
             /** @description null when verified */
@@ -1139,10 +1183,10 @@ export interface components {
              */
             redacted?: true;
             /**
-             * @description Which wallet protocol answered (matricula or openid4vp); absent on events recorded before it existed
+             * @description What answered (matricula, openid4vp, or a university login: saml, oidc); absent on events recorded before it existed
              * @enum {string}
              */
-            protocol?: "matricula" | "openid4vp";
+            protocol?: "matricula" | "openid4vp" | "saml" | "oidc";
         };
         /** @description data of verification.redacted */
         VerificationRedactedData: {
@@ -1294,7 +1338,7 @@ export interface components {
          * @description Why a presentation is cryptographically unacceptable
          * @enum {string}
          */
-        RejectionReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim" | "nonce_reused" | "session_nonce" | "unrequested_disclosure" | "issuer_unreachable" | "invalid_status_list";
+        RejectionReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim" | "nonce_reused" | "session_nonce" | "unrequested_disclosure" | "issuer_unreachable" | "invalid_status_list" | "assertion_replayed";
         /** @description The outcome of verifying one presentation */
         VerificationResult: {
             verified: boolean;
@@ -2658,6 +2702,8 @@ export interface operations {
                         [key: string]: string;
                     };
                     clientReference?: string;
+                    /** @description The channels that may answer: wallet (Matricula's protocol, OpenID4VP), university_login (SAML, OpenID Connect). Default: the application's allowedMethods, else every channel */
+                    allowedMethods?: components["schemas"]["AnswerMethod"][];
                 };
             };
         };
@@ -4007,6 +4053,82 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    retrieveSamlServiceProviderMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SAML 2.0 metadata (md:EntityDescriptor) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": string;
+                };
+            };
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    retrieveSandboxIdpMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description md:EntityDescriptor */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": string;
+                };
+            };
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

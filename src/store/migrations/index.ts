@@ -10,6 +10,7 @@ import * as openid4vp from './0008_openid4vp.ts';
 import * as claimIndex from './0009_claim_index.ts';
 import * as healthProbe from './0010_health_probe.ts';
 import * as claimByEndpoint from './0011_claim_by_endpoint.ts';
+import * as universityLogin from './0012_university_login.ts';
 
 /** Every migration, in order. Names are permanent: never rename or edit one that has shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009_claim_index': claimIndex,
   '0010_health_probe': healthProbe,
   '0011_claim_by_endpoint': claimByEndpoint,
+  '0012_university_login': universityLogin,
 };
