@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { seedSandboxIdentityProvider } from '../src/services/sso/sandbox-idp.ts';
 import { forEachDialect } from './support/harness.ts';
-import { getSession } from './support/sessions.ts';
+import { buildPresentation, consent, getSession, submit } from './support/sessions.ts';
 import type { TestIdp } from './support/saml-idp.ts';
 import {
   registeredIdp,
@@ -91,10 +92,61 @@ forEachDialect('university login over SAML 2.0 (samlify IdP)', (dialect) => {
     assert.equal(read.result.university.domain, 'enc.test');
   });
 
+  test('the built-in sandbox IdP: its login page posts a signed student assertion, the session is verified', async () => {
+    assert.equal(await seedSandboxIdentityProvider(world.h.services), true);
+    const session = await sandboxSession(world);
+    const browser = new TestBrowser();
+    const started = await browser.start(world, session, `${world.origin}/sandbox/idp/v1/metadata`);
+    assert.equal(started.status, 302);
+    const page = await (await fetch(started.headers.get('location')!)).text();
+    assert.match(page, /Sandbox State University/);
+    const forms = [...page.matchAll(/name="SAMLResponse" value="([^"]+)"/g)].map((m) => m[1]!);
+    assert.equal(forms.length, 2, 'a student and a staff account');
+    const answer = await browser.postToAcs(world, forms[0]!, session.sessionId);
+    assert.equal(answer.status, 303, await answer.text());
+    const read = (await getSession(world.h, world.tenant, session.sessionId)).json().data;
+    assert.equal(read.result.verified, true);
+    assert.deepEqual(read.result.university, {
+      name: 'Sandbox State University',
+      domain: 'sandbox-state.example',
+      country: 'US',
+    });
+  });
+
   test('a session restricted to wallets refuses university login', async () => {
     const session = await sandboxSession(world, { allowedMethods: ['wallet'] });
     const res = await new TestBrowser().start(world, session, idp.entityId);
     assert.equal(res.status, 403);
+  });
+
+  test("the application's allowedMethods is its sessions' default; a session's own wins", async () => {
+    const { h, tenant } = world;
+    const patch = (allowedMethods: string[] | null) =>
+      h.app.inject({
+        method: 'PATCH',
+        url: `/org/v1/apps/${tenant.appId}`,
+        headers: tenant.auth,
+        payload: { allowedMethods },
+      });
+    const patched = await patch(['wallet']);
+    assert.equal(patched.statusCode, 200, patched.body);
+    assert.deepEqual(patched.json().data.allowedMethods, ['wallet']);
+    try {
+      assert.equal((await new TestBrowser().start(world, await sandboxSession(world), idp.entityId)).status, 403);
+      const own = await sandboxSession(world, { allowedMethods: ['university_login'] });
+      assert.equal((await new TestBrowser().start(world, own, idp.entityId)).status, 302);
+    } finally {
+      assert.equal((await patch(null)).json().data.allowedMethods, null);
+    }
+  });
+
+  test('a session restricted to university login refuses a wallet presentation', async () => {
+    const session = await sandboxSession(world, { allowedMethods: ['university_login'] });
+    assert.equal((await consent(world.h, session)).statusCode, 200);
+    const presentation = await buildPresentation(world.h, 'sd-jwt-vc', { nonce: session.challengeNonce });
+    const res = await submit(world.h, session, 'sd-jwt-vc', presentation);
+    assert.equal(res.statusCode, 403, res.body);
+    assert.equal(res.json().error.code, 'forbidden');
   });
 
   test('an unknown IdP, a wrong nonce: no redirect', async () => {

@@ -1,3 +1,4 @@
+import { AnswerMethodEnum } from './session-schemas.ts';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../http/auth.ts';
 import {
@@ -70,6 +71,10 @@ export const ApplicationDetails = Type.Object(
     updatedAt: IsoTimestamp,
     keys: Type.Array(Ref(KeySummary), { description: 'Keys of the application, hints only' }),
     metrics: Type.Object({ sessions: SessionMetrics }),
+    allowedMethods: Type.Union([Type.Array(Ref(AnswerMethodEnum)), Type.Null()], {
+      description:
+        "The channels that may answer its sessions (a session's own allowedMethods wins); null: every channel (docs/university-login.md)",
+    }),
   },
   { $id: 'AppDetails', description: 'An application with its configuration, keys (hints) and metrics' },
 );
@@ -176,7 +181,18 @@ export const appRoutes =
         security: BEARER,
         params: AppIdParams,
         body: Type.Object(
-          { name: Type.Optional(Name), description: Type.Optional(Type.Union([Description, Type.Null()])) },
+          {
+            name: Type.Optional(Name),
+            description: Type.Optional(Type.Union([Description, Type.Null()])),
+            allowedMethods: Type.Optional(
+              Type.Union(
+                [Type.Array(Ref(AnswerMethodEnum), { minItems: 1, maxItems: 2, uniqueItems: true }), Type.Null()],
+                {
+                  description: 'The channels that may answer its sessions; null for every channel',
+                },
+              ),
+            ),
+          },
           { additionalProperties: false, minProperties: 1, examples: [{ name: 'Student discounts (EU)' }] },
         ),
         response: {

@@ -998,6 +998,8 @@ export interface components {
                     declined: number;
                 };
             };
+            /** @description The channels that may answer its sessions (a session's own allowedMethods wins); null: every channel (docs/university-login.md) */
+            allowedMethods: components["schemas"]["AnswerMethod"][] | null;
         };
         /** @description The created application, with its webhook endpoint when webhookUrl was given */
         CreatedApp: {
@@ -2063,6 +2065,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string | null;
+                    /** @description The channels that may answer its sessions; null for every channel */
+                    allowedMethods?: components["schemas"]["AnswerMethod"][] | null;
                 };
             };
         };
