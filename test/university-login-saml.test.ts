@@ -149,6 +149,25 @@ forEachDialect('university login over SAML 2.0 (samlify IdP)', (dialect) => {
     assert.equal(res.json().error.code, 'forbidden');
   });
 
+  test("the portal's search lists the session's environment's IdPs by name, domain or country", async () => {
+    const session = await sandboxSession(world);
+    const search = async (q: string) =>
+      (
+        await world.h.app.inject({
+          method: 'GET',
+          url: `/sso/v1/sessions/${session.sessionId}/identity-providers?q=${encodeURIComponent(q)}`,
+        })
+      ).json().data as Array<{ id: string; domain: string }>;
+    assert.deepEqual(
+      (await search('enc.test')).map((p) => p.domain),
+      ['enc.test'],
+    );
+    assert.ok((await search('test university nl')).length >= 2);
+    assert.deepEqual(await search('no such university'), []);
+    const unknown = await world.h.app.inject({ method: 'GET', url: '/sso/v1/sessions/sess_nope/identity-providers' });
+    assert.equal(unknown.statusCode, 404);
+  });
+
   test('an unknown IdP, a wrong nonce: no redirect', async () => {
     const session = await sandboxSession(world);
     assert.equal((await new TestBrowser().start(world, session, 'https://nobody.example/idp')).status, 404);

@@ -2,13 +2,13 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
 import { limitedPerSession } from '../http/rate-limit.ts';
-import { errorResponses, PUBLIC } from '../http/schemas.ts';
+import { envelope, errorResponses, PUBLIC, Ref } from '../http/schemas.ts';
 import { MULTILINE } from '../http/text-guard.ts';
 import { sendPage } from '../portal/layout.ts';
 import { messagePage } from '../portal/message-page.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { LoginRefused } from '../services/sso/complete.ts';
-import { BROWSER_COOKIE, startLogin } from '../services/sso/login.ts';
+import { BROWSER_COOKIE, providersForSession, startLogin } from '../services/sso/login.ts';
 import { receiveSamlResponse } from '../services/sso/saml/acs.ts';
 import { spMetadata } from '../services/sso/index.ts';
 
@@ -62,6 +62,18 @@ function refusedPage(reply: FastifyReply, status: number, reason: string, messag
   );
 }
 
+const IdentityProviderChoice = Type.Object(
+  {
+    id: Type.String({ description: 'Prefix idp_: the idp of the start of a login' }),
+    name: Type.String(),
+    domain: Type.String(),
+    country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
+  },
+  { $id: 'IdentityProviderChoice', description: 'A university a student can sign in with' },
+);
+
+export const UNIVERSITY_LOGIN_COMPONENTS = [IdentityProviderChoice];
+
 export const universityLoginRoutes =
   (deps: ServiceDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -95,6 +107,39 @@ export const universityLoginRoutes =
           .header('content-type', SAML_METADATA)
           .header('cache-control', 'public, max-age=3600')
           .send(await spMetadata(deps)),
+    });
+
+    app.get('/sso/v1/sessions/:sessionId/identity-providers', {
+      config: limitedPerSession({}),
+      schema: {
+        tags,
+        operationId: 'searchSessionIdentityProviders',
+        summary: "The universities a session's student can sign in with (the portal's type-ahead)",
+        description:
+          "No API key: the session id authorizes it, as for the portal page. Identity providers of the session's environment whose name, domain or country match every word of q (accents and case ignored), at most limit; names starting with q first.",
+        security: PUBLIC,
+        params: Type.Object({ sessionId: Type.String({ maxLength: 64 }) }),
+        querystring: Type.Object(
+          {
+            q: Type.Optional(Type.String({ maxLength: 100 })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 20 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: envelope(Type.Array(Ref(IdentityProviderChoice))),
+          ...errorResponses('invalid_request', 'not_found', 'rate_limited'),
+        },
+      },
+      handler: async (request) => ({
+        success: true as const,
+        data: await providersForSession(
+          deps,
+          request.params.sessionId,
+          request.query.q ?? '',
+          request.query.limit ?? 20,
+        ),
+      }),
     });
 
     app.get('/sso/v1/sessions/:sessionId/start', {

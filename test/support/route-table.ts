@@ -56,6 +56,7 @@ export const PUBLIC_OPERATIONS: Record<string, string> = {
   'GET /openid4vp/v1/certificate': 'the public certificate that signs request objects',
   'GET /saml/v1/metadata': 'the SAML service provider metadata: public by design',
   'GET /sandbox/idp/v1/metadata': 'the sandbox identity provider metadata: public by design',
+  'GET /sso/v1/sessions/{sessionId}/identity-providers': 'the portal: the session id, as for its page',
 };
 
 /** Routes the server answers that the document leaves out: pages for people, assets, the docs. */

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IdentityProvider } from '../../domain/identity-providers.ts';
+import { isId } from '../../domain/ids.ts';
 import { effectiveStatus } from '../../domain/session-state.ts';
 import type { Session } from '../../domain/session.ts';
 import { ApiError, forbidden, notFound } from '../../errors.ts';
@@ -88,4 +89,19 @@ export async function startLogin(
   // RelayState names the session, for the IdPs that show it; nothing relies on it.
   const location = await saml.getAuthorizeUrlAsync(session.id, undefined, {});
   return { location, browserSecret, maxAgeSeconds };
+}
+
+/**
+ * The identity providers a session's student may pick (the portal's type-ahead): of the session's
+ * environment, matching `query`. Knowing the session id is the authorization, as for its page.
+ */
+export async function providersForSession(
+  deps: ServiceDeps,
+  sessionId: string,
+  query: string,
+  limit: number,
+): Promise<Array<{ id: string; name: string; domain: string; country: string }>> {
+  const session = isId('session', sessionId) ? await findSession(deps.db, sessionId) : undefined;
+  if (!session) throw notFound('session');
+  return deps.providerDirectory.search(session.environment, query, limit);
 }
