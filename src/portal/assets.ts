@@ -11,6 +11,7 @@ const FILES = {
   'site.css': 'text/css; charset=utf-8',
   'verify.js': 'text/javascript; charset=utf-8',
   'wallet.js': 'text/javascript; charset=utf-8',
+  'university-login.js': 'text/javascript; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 } as const;
 

@@ -4,6 +4,7 @@ import { html, type SafeHtml } from './html.ts';
 import { ICONS } from './icons.ts';
 import { layout } from './layout.ts';
 import { qrSvg } from './qr.ts';
+import { universityLoginOption } from './university-login.ts';
 import { claimsInWords } from './words.ts';
 
 /**
@@ -123,6 +124,7 @@ async function openPanels(s: PortalSession, current: PortalPanel): Promise<SafeH
         </div>
         <p class="hint">For wallets that speak OpenID for Verifiable Presentations (EU Digital Identity Wallets and others). On your phone, tap “Open in EU wallet”: it brings you back here.</p>
       </div>
+      ${universityLoginOption({ sessionId: s.sessionId, nonce: new URL(s.qrPayload).searchParams.get('nonce') ?? '', environment: s.environment })}
     </div>
     <div class="waiting" ${panelAttributes('consented', current)} data-title="Approved in your wallet">
       ${ICONS.wait}
@@ -157,5 +159,10 @@ export async function verifyPage(s: PortalSession): Promise<SafeHtml> {
     current === 'pending'
       ? `Verify for ${s.applicationName}`
       : (FINAL_SCREENS[current as keyof typeof FINAL_SCREENS]?.heading ?? 'Approved in your wallet');
-  return layout({ title, main, script: open ? 'verify.js' : undefined, sandbox: s.environment === 'sandbox' });
+  return layout({
+    title,
+    main,
+    script: open ? ['verify.js', 'university-login.js'] : undefined,
+    sandbox: s.environment === 'sandbox',
+  });
 }
