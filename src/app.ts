@@ -34,6 +34,8 @@ import { verifyRoutes } from './routes/verify.ts';
 import { walletRoutes } from './routes/wallet.ts';
 import { openid4vpRoutes } from './routes/openid4vp.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { sandboxIdpRoutes } from './routes/sandbox-idp.ts';
+import { universityLoginRoutes } from './routes/university-login.ts';
 import type { ServiceDeps } from './services/deps.ts';
 import { sessionCallAdmitted } from './services/session-calls.ts';
 import type { Store } from './store/db.ts';
@@ -176,6 +178,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           description:
             'OpenID for Verifiable Presentations 1.0: what a standard wallet calls (request_uri, response_uri); OAuth errors',
         },
+        {
+          name: 'University login',
+          description:
+            "SAML 2.0 and OpenID Connect: what the student's browser and the identity providers call (docs/university-login.md)",
+        },
         { name: 'Portal', description: 'What the verification page calls' },
         { name: 'Sandbox wallet', description: 'Presentations of made-up students, for sandbox sessions' },
         {
@@ -220,6 +227,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(sessionRoutes(services));
   await app.register(walletRoutes(services));
   await app.register(openid4vpRoutes(services));
+  await app.register(universityLoginRoutes(services));
+  await app.register(sandboxIdpRoutes(services));
   await app.register(portalRoutes(services));
   await app.register(dropinRoutes);
   await app.register(dashboardRoutes(services));

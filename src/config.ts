@@ -108,6 +108,8 @@ export interface Config {
   openid4vp: Openid4vpConfig;
   /** CREDENTIAL_PROFILES_FILE: the operator's credential profiles (docs/credential-profiles.md); none when unset. */
   credentialProfiles: readonly CredentialProfile[];
+  /** University login: SAML SP keys, response size, the key that seals OIDC client secrets (docs/university-login.md). */
+  universityLogin: UniversityLoginConfig;
 }
 
 export interface RateLimits {
@@ -179,6 +181,18 @@ export interface Openid4vpConfig {
   /** The operator's request-signing key (PKCS#8 PEM, P-256) and certificate chain (PEM, leaf first); both or neither. */
   signingKeyPem?: string;
   certificateChainPem?: string;
+}
+
+export interface UniversityLoginConfig {
+  /** SAML_SP_KEY_FILE / SAML_SP_CERTIFICATE_FILE (RSA, PEM): both or neither; else a generated sandbox pair. */
+  spKeyPem?: string;
+  spCertificatePem?: string;
+  /** SAML_MAX_RESPONSE_BYTES: the largest SAML response accepted (default 256 KiB). */
+  samlMaxResponseBytes: number;
+  /** IDP_SECRETS_KEY: 32 bytes (base64 or hex) sealing OpenID Connect client secrets at rest. */
+  secretsKey?: Buffer;
+  /** SAML_SP_DISPLAY_NAME: the MDUI display name of the SP metadata (default Matricula). */
+  spDisplayName: string;
 }
 
 export class ConfigError extends Error {
@@ -441,6 +455,30 @@ function openid4vpConfig(env: Env): Openid4vpConfig {
   };
 }
 
+function universityLoginConfig(env: Env): UniversityLoginConfig {
+  const spKeyPem = readPemFile(env, 'SAML_SP_KEY_FILE');
+  const spCertificatePem = readPemFile(env, 'SAML_SP_CERTIFICATE_FILE');
+  if ((spKeyPem === undefined) !== (spCertificatePem === undefined))
+    throw new ConfigError(
+      spKeyPem === undefined ? 'SAML_SP_KEY_FILE' : 'SAML_SP_CERTIFICATE_FILE',
+      `must be set together with ${spKeyPem === undefined ? 'SAML_SP_CERTIFICATE_FILE' : 'SAML_SP_KEY_FILE'}`,
+    );
+  const rawKey = env.IDP_SECRETS_KEY?.trim();
+  let secretsKey: Buffer | undefined;
+  if (rawKey) {
+    secretsKey = /^[0-9a-f]{64}$/i.test(rawKey) ? Buffer.from(rawKey, 'hex') : Buffer.from(rawKey, 'base64');
+    if (secretsKey.length !== 32)
+      throw new ConfigError('IDP_SECRETS_KEY', 'must be 32 random bytes, hex or base64 (e.g. openssl rand -hex 32)');
+  }
+  const spDisplayName = (env.SAML_SP_DISPLAY_NAME ?? '').trim() || 'Matricula';
+  return {
+    ...(spKeyPem ? { spKeyPem, spCertificatePem } : {}),
+    samlMaxResponseBytes: integer(env, 'SAML_MAX_RESPONSE_BYTES', 256 * 1024, 4096, 16 * 1024 * 1024),
+    ...(secretsKey ? { secretsKey } : {}),
+    spDisplayName: spDisplayName.slice(0, 100),
+  };
+}
+
 /**
  * Parses the environment, and the command line's flags that override it (`--role`, `--port`,
  * `--host`: server-args.ts), into a {@link Config}, or throws {@link ConfigError} (or
@@ -504,6 +542,7 @@ export function loadConfig(baseEnv: Env = process.env, argv: string[] = []): Con
     trust: trustConfig(env),
     openid4vp: openid4vpConfig(env),
     credentialProfiles: credentialProfiles(env),
+    universityLogin: universityLoginConfig(env),
   };
 }
 

@@ -6,6 +6,7 @@ import { createLogger, logStartupWarnings } from './logging.ts';
 import { parseServerArgs, SERVER_USAGE, ServerArgsError, serverVersion } from './server-args.ts';
 import { seedSandboxIssuers } from './services/trust-registry.ts';
 import { createServiceDeps } from './services/deps.ts';
+import { seedSandboxIdentityProvider } from './services/sso/sandbox-idp.ts';
 import { openDatabaseWhenReachable } from './store/startup.ts';
 import { DeliveryWorker } from './webhooks/worker.ts';
 
@@ -53,6 +54,8 @@ async function main(): Promise<void> {
   await seedSandboxIssuers(store.db, clock);
   // Built once: the HTTP app, the periodic jobs and the delivery worker share these.
   const services = createServiceDeps({ db: store.db, clock, config, pool: store.pgPool });
+  // The built-in sandbox identity provider (a university login to try), like the sandbox universities.
+  await seedSandboxIdentityProvider(services);
   // The operator's OpenID4VP request certificate chain is validated now, not at the first request.
   if (
     config.role !== 'worker' &&

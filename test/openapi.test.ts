@@ -152,11 +152,16 @@ describe('OpenAPI document for generators', () => {
       }
       for (const [status, response] of Object.entries<Json>(op.responses)) {
         if (!status.startsWith('2') || PROBES.has(id)) continue;
-        // The Prometheus exposition is text and a status list a signed JWT: neither is a resource.
+        // The Prometheus exposition is text, a status list a signed JWT, SAML metadata XML: none is a resource.
         if (!response.content['application/json']) {
           assert.ok(
-            ['GET /metrics', 'GET /sandbox/status-lists/{domain}'].includes(id),
-            `${id} ${status}: only the metrics and the status lists answer in another media type`,
+            [
+              'GET /metrics',
+              'GET /sandbox/status-lists/{domain}',
+              'GET /saml/v1/metadata',
+              'GET /sandbox/idp/v1/metadata',
+            ].includes(id),
+            `${id} ${status}: only the metrics, the status lists and SAML metadata answer in another media type`,
           );
           continue;
         }

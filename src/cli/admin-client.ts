@@ -67,8 +67,9 @@ export async function adminCall<T>(
   if (response.ok) return parsed as T;
   const error = (parsed as ErrorBody).error;
   const message = `${error?.message ?? `HTTP ${response.status}`}${error?.code ? ` (${error.code})` : ''}`;
-  // A 404 on a path that names a resource (an issuer, a profile) is that resource missing.
-  const namesResource = path.includes('/issuers/') || path.includes('/credential-profiles/');
+  // A 404 on a path that names a resource (an issuer, a profile, an identity provider) is that resource missing.
+  const namesResource =
+    path.includes('/issuers/') || path.includes('/credential-profiles/') || path.includes('/identity-providers/');
   if (response.status === 404 && error?.code === 'not_found' && !namesResource)
     throw new Error(`${message}: is ADMIN_TOKEN set on the server?`);
   if ([400, 404, 409].includes(response.status)) throw new UsageError(message);

@@ -4,6 +4,7 @@ import { ConfigError } from '../config.ts';
 import { ApiRequestError } from './api-client.ts';
 import { appsList } from './apps.ts';
 import { defaultContext, parseCommandArgs, UsageError, type CliContext, type Command } from './command.ts';
+import { idpsAdd, idpsList, idpsRemove, idpsShow } from './idps.ts';
 import { issuersAdd, issuersList, issuersRefresh, issuersRemove, issuersShow } from './issuers.ts';
 import { sandboxRevoke } from './sandbox.ts';
 import { keysCreate, keysRevoke } from './keys.ts';
@@ -27,6 +28,10 @@ export const COMMANDS: Command[] = [
   profilesAdd,
   profilesList,
   profilesRemove,
+  idpsAdd,
+  idpsList,
+  idpsShow,
+  idpsRemove,
   sandboxRevoke,
   walletPresent,
   walletPresentation,
@@ -44,8 +49,8 @@ function overview(commands: Command[]): string {
     'Commands:',
     ...commands.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`),
     '',
-    'The database is the one named by DATABASE_URL (default sqlite:./data/matricula.sqlite); org create and',
-    "issuers can call a server's admin API instead (--admin-url or MATRICULA_ADMIN_URL, MATRICULA_ADMIN_TOKEN);",
+    'The database is the one named by DATABASE_URL (default sqlite:./data/matricula.sqlite); org create,',
+    "issuers and idps can call a server's admin API instead (--admin-url or MATRICULA_ADMIN_URL, MATRICULA_ADMIN_TOKEN);",
     'listen, events tail and webhooks test use the HTTP API (--api-key, --base-url).',
     'Run "matricula <command> --help" for the options of a command.',
   ].join('\n');

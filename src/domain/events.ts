@@ -40,7 +40,7 @@ const VerificationCompletedData = Type.Object(
     protocol: Type.Optional(
       StringEnum(WALLET_PROTOCOLS, {
         description:
-          'Which wallet protocol answered (matricula or openid4vp); absent on events recorded before it existed',
+          'What answered (matricula, openid4vp, or a university login: saml, oidc); absent on events recorded before it existed',
       }),
     ),
   },

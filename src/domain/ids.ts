@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   apiKey: 'key_',
   session: 'sess_',
   issuer: 'iss_',
+  identityProvider: 'idp_',
   event: 'evt_',
   webhookEndpoint: 'whk_',
   delivery: 'del_',

@@ -1,6 +1,7 @@
 import type { ClaimName, ReportedClaims } from './claims.ts';
 import type { CredentialFormat } from './credentials.ts';
 import type { Environment } from './environment.ts';
+import type { LoginEvidenceFormat } from './identity-providers.ts';
 import type { SessionStatus } from './session-state.ts';
 
 /**
@@ -30,10 +31,11 @@ export interface ResultWarning {
 }
 
 /**
- * How the wallet answered: Matricula's own wallet endpoints or OpenID for Verifiable
- * Presentations 1.0. The session, its events and webhooks are the same either way.
+ * What answered: Matricula's own wallet endpoints, OpenID for Verifiable Presentations 1.0, or a
+ * university login (SAML 2.0, OpenID Connect; docs/university-login.md). The session, its events
+ * and webhooks are the same either way.
  */
-export const WALLET_PROTOCOLS = ['matricula', 'openid4vp'] as const;
+export const WALLET_PROTOCOLS = ['matricula', 'openid4vp', 'saml', 'oidc'] as const;
 export type WalletProtocol = (typeof WALLET_PROTOCOLS)[number];
 
 /** The verified outcome kept once a session completes; raw presentations are never stored. */
@@ -41,7 +43,8 @@ export interface SessionResult {
   verified: boolean;
   /** Which wallet protocol answered. Results stored before OpenID4VP existed read as `matricula`. */
   protocol: WalletProtocol;
-  format: CredentialFormat | null;
+  /** The credential format, or what a university login rests on (`saml2-assertion`, `oidc-id-token`). */
+  format: CredentialFormat | LoginEvidenceFormat | null;
   university: { name: string; domain: string; country: string } | null;
   claims: ReportedClaims;
   failureReason: FailureReason | null;

@@ -6,6 +6,7 @@ import { applyEventRetention } from '../services/event-retention.ts';
 import { expireDueSessions } from '../services/expiry.ts';
 import { purgeExpiredIdempotencyKeys } from '../services/idempotency.ts';
 import { purgeExpiredDashboardSignIns } from '../services/members.ts';
+import { purgeExpiredLoginRows } from '../services/sso/complete.ts';
 import { applyResultRetention } from '../services/redaction.ts';
 import { PeriodicJob } from './periodic.ts';
 
@@ -39,6 +40,7 @@ export function buildPeriodicJobs(input: {
         idempotencyKeys: await purgeExpiredIdempotencyKeys(services),
         spentNonces: await purgeExpiredSpentNonces(services),
         dashboardSignIns: await purgeExpiredDashboardSignIns(services),
+        loginRequests: await purgeExpiredLoginRows(services),
       }),
       intervals.expiredRowsPurgeSeconds,
     ),

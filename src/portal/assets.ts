@@ -13,6 +13,7 @@ const FILES = {
   'wallet.js': 'text/javascript; charset=utf-8',
   'dashboard.css': 'text/css; charset=utf-8',
   'dashboard.js': 'text/javascript; charset=utf-8',
+  'university-login.js': 'text/javascript; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 } as const;
 

@@ -21,8 +21,8 @@ export const PAGE_CSP = [
 export interface PageOptions {
   title: string;
   main: SafeHtml;
-  /** The page's one script, if it has one. */
-  script?: Extract<AssetName, `${string}.js`>;
+  /** The page's script (or scripts), if it has one. */
+  script?: Extract<AssetName, `${string}.js`> | Array<Extract<AssetName, `${string}.js`>>;
   /** Marks the page as sandbox (test credentials, no real students). */
   sandbox?: boolean;
 }
@@ -38,7 +38,7 @@ export function layout(options: PageOptions): SafeHtml {
 <title>${options.title} · Matricula</title>
 <link rel="icon" href="${assetUrl('favicon.svg')}" type="image/svg+xml">
 <link rel="stylesheet" href="${assetUrl('site.css')}">
-${options.script ? html`<script src="${assetUrl(options.script)}" defer></script>` : ''}
+${[options.script ?? []].flat().map((script) => html`<script src="${assetUrl(script)}" defer></script>`)}
 </head>
 <body>
 <a class="skip-link" href="#main">Skip to content</a>

@@ -2,8 +2,9 @@ import { isTerminal } from '../domain/session-state.ts';
 import type { PortalSession } from '../services/portal.ts';
 import { html, type SafeHtml } from './html.ts';
 import { ICONS } from './icons.ts';
-import { layout } from './layout.ts';
+import { layout, type PageOptions } from './layout.ts';
 import { qrSvg } from './qr.ts';
+import { universityLoginOption } from './university-login.ts';
 import { claimsInWords } from './words.ts';
 
 /**
@@ -123,6 +124,7 @@ async function openPanels(s: PortalSession, current: PortalPanel): Promise<SafeH
         </div>
         <p class="hint">For wallets that speak OpenID for Verifiable Presentations (EU Digital Identity Wallets and others). On your phone, tap “Open in EU wallet”: it brings you back here.</p>
       </div>
+      ${universityLoginOption({ sessionId: s.sessionId, nonce: new URL(s.qrPayload).searchParams.get('nonce') ?? '', environment: s.environment })}
     </div>
     <div class="waiting" ${panelAttributes('consented', current)} data-title="Approved in your wallet">
       ${ICONS.wait}
@@ -172,7 +174,11 @@ export async function verifyPage(s: PortalSession, options: { embedOrigin?: stri
     current === 'pending'
       ? `Verify for ${s.applicationName}`
       : (FINAL_SCREENS[current as keyof typeof FINAL_SCREENS]?.heading ?? 'Approved in your wallet');
-  // An ended session needs the script only to send the student back, or to tell the drop-in.
-  const script = open || returnTo || embedOrigin ? 'verify.js' : undefined;
+  // An ended session needs verify.js only to send the student back, or to tell the drop-in.
+  const script: PageOptions['script'] = open
+    ? ['verify.js', 'university-login.js']
+    : returnTo || embedOrigin
+      ? 'verify.js'
+      : undefined;
   return layout({ title, main, script, sandbox: s.environment === 'sandbox' });
 }

@@ -85,6 +85,8 @@ export const REJECTION_REASONS = [
    * whether it is revoked is unknown (STATUS_LIST_POLICY=fail_closed).
    */
   'invalid_status_list',
+  /** University login: the assertion (or ID token) was accepted before; a replay is refused. */
+  'assertion_replayed',
 ] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 

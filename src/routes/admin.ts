@@ -23,6 +23,7 @@ import {
   registeredIssuersPage,
   removeIssuer,
 } from '../services/trust-registry.ts';
+import { adminIdentityProviderRoutes } from './admin-identity-providers.ts';
 import { ApplicationListEntry } from './apps.ts';
 import { registerProfileRoutes } from './admin-profiles.ts';
 
@@ -331,4 +332,7 @@ export const adminRoutes =
         return { success: true as const, data: issuer };
       },
     });
+
+    // Registered here, so the token check and the rate limit above hold for them too.
+    await app.register(adminIdentityProviderRoutes(deps));
   };

@@ -1,3 +1,4 @@
+import { AnswerMethodEnum } from './session-schemas.ts';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../http/auth.ts';
 import {
@@ -75,6 +76,10 @@ export const ApplicationDetails = Type.Object(
     }),
     keys: Type.Array(Ref(KeySummary), { description: 'Keys of the application, hints only' }),
     metrics: Type.Object({ sessions: SessionMetrics }),
+    allowedMethods: Type.Union([Type.Array(Ref(AnswerMethodEnum)), Type.Null()], {
+      description:
+        "The channels that may answer its sessions (a session's own allowedMethods wins); null: every channel (docs/university-login.md)",
+    }),
   },
   { $id: 'AppDetails', description: 'An application with its configuration, keys (hints) and metrics' },
 );
@@ -191,6 +196,14 @@ export const appRoutes =
             name: Type.Optional(Name),
             description: Type.Optional(Type.Union([Description, Type.Null()])),
             allowedReturnOrigins: Type.Optional(AllowedReturnOrigins),
+            allowedMethods: Type.Optional(
+              Type.Union(
+                [Type.Array(Ref(AnswerMethodEnum), { minItems: 1, maxItems: 2, uniqueItems: true }), Type.Null()],
+                {
+                  description: 'The channels that may answer its sessions; null for every channel',
+                },
+              ),
+            ),
           },
           { additionalProperties: false, minProperties: 1, examples: [{ name: 'Student discounts (EU)' }] },
         ),

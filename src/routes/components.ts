@@ -7,6 +7,7 @@ import { OPENID4VP_COMPONENTS } from './openid4vp.ts';
 import { PORTAL_COMPONENTS } from './portal.ts';
 import { SANDBOX_WALLET_COMPONENTS } from './sandbox-wallet.ts';
 import { SESSION_COMPONENTS } from './session-schemas.ts';
+import { UNIVERSITY_LOGIN_COMPONENTS } from './university-login.ts';
 import { VERIFY_COMPONENTS } from './verify.ts';
 import { WALLET_COMPONENTS } from './wallet.ts';
 import { WEBHOOK_COMPONENTS } from './webhooks.ts';
@@ -28,6 +29,7 @@ export const COMPONENT_SCHEMAS: TSchema[] = [
   ...OPENID4VP_COMPONENTS,
   ...PORTAL_COMPONENTS,
   ...SANDBOX_WALLET_COMPONENTS,
+  ...UNIVERSITY_LOGIN_COMPONENTS,
 ];
 
 /** The schema of each event type's payload, by event name: the document's `webhooks` section. */

@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { CLAIM_CATALOGUE } from '../domain/claims.ts';
 import { CREDENTIAL_FORMATS } from '../domain/credentials.ts';
+import { ANSWER_METHODS, LOGIN_EVIDENCE_FORMATS } from '../domain/identity-providers.ts';
 import { FAILURE_REASONS, RESULT_WARNING_CODES, WALLET_PROTOCOLS } from '../domain/session.ts';
 import { SESSION_STATUSES, type SessionStatus } from '../domain/session-state.ts';
 import { AcademicLevelEnum, ReportedClaimsSchema, UniversitySchema } from '../domain/schemas.ts';
@@ -14,6 +15,16 @@ export const SessionStatusSchema = Ref(SessionStatusEnum);
 
 export const FormatEnum = StringEnum(CREDENTIAL_FORMATS, { $id: 'CredentialFormat', description: 'Credential format' });
 export const FormatSchema = Ref(FormatEnum);
+
+export const LoginEvidenceFormatEnum = StringEnum(LOGIN_EVIDENCE_FORMATS, {
+  $id: 'LoginEvidenceFormat',
+  description: 'What a university login result rests on: a signed SAML 2.0 assertion or an OpenID Connect ID token',
+});
+
+export const AnswerMethodEnum = StringEnum(ANSWER_METHODS, {
+  $id: 'AnswerMethod',
+  description: "A channel that may answer a session: wallet (Matricula's protocol, OpenID4VP) or university_login",
+});
 
 export const ClaimNameEnum = StringEnum(CLAIM_CATALOGUE, {
   $id: 'ClaimName',
@@ -50,9 +61,10 @@ export const SessionResultSchema = Type.Object(
   {
     verified: Type.Boolean(),
     protocol: StringEnum(WALLET_PROTOCOLS, {
-      description: 'Which wallet protocol answered: matricula (the wallet endpoints) or openid4vp (OpenID4VP 1.0)',
+      description:
+        'What answered: matricula (the wallet endpoints), openid4vp (OpenID4VP 1.0), saml or oidc (a university login, docs/university-login.md)',
     }),
-    format: Type.Union([FormatSchema, Type.Null()]),
+    format: Type.Union([FormatSchema, Ref(LoginEvidenceFormatEnum), Type.Null()]),
     university: Type.Union([University, Type.Null()]),
     claims: ReportedClaims,
     failureReason: Type.Union([Ref(FailureReasonEnum), Type.Null()], { description: 'null when verified' }),
@@ -144,6 +156,8 @@ export const CreatedSessionSchema = Type.Object(
 export const SESSION_COMPONENTS: TSchema[] = [
   SessionStatusEnum,
   FormatEnum,
+  LoginEvidenceFormatEnum,
+  AnswerMethodEnum,
   ClaimNameEnum,
   AcademicLevelEnum,
   FailureReasonEnum,

@@ -16,7 +16,13 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { redactSessionForCaller } from '../services/redaction.ts';
 import { cancelSession, createSession, listSessionsFor, sessionForCaller, sessionView } from '../services/sessions.ts';
 import { createdSessionJson, sendJson, sessionJson, sessionListJson } from './session-json.ts';
-import { ClaimNameSchema, CreatedSessionSchema, SessionSchema, SessionStatusSchema } from './session-schemas.ts';
+import {
+  AnswerMethodEnum,
+  ClaimNameSchema,
+  CreatedSessionSchema,
+  SessionSchema,
+  SessionStatusSchema,
+} from './session-schemas.ts';
 
 const tags = ['Verification sessions'];
 const SessionParams = Type.Object({ sessionId: Type.String({ maxLength: 64 }) });
@@ -52,6 +58,15 @@ export const sessionRoutes =
                 maxLength: MAX_RETURN_URL_LENGTH,
                 description:
                   "Where the portal sends the student once the session ends (completed, declined, expired or cancelled), with ?session=<sessionId> added and never the result. Its origin must be one of the application's allowedReturnOrigins (400 otherwise); https only unless the operator allows private targets.",
+              }),
+            ),
+            allowedMethods: Type.Optional(
+              Type.Array(Ref(AnswerMethodEnum), {
+                minItems: 1,
+                maxItems: 2,
+                uniqueItems: true,
+                description:
+                  "The channels that may answer: wallet (Matricula's protocol, OpenID4VP), university_login (SAML, OpenID Connect). Default: the application's allowedMethods, else every channel",
               }),
             ),
           },

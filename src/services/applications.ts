@@ -18,6 +18,8 @@ import { applicationMetrics } from '../store/metrics.ts';
 import type { PageRequest } from '../store/pagination.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
+import type { AnswerMethod } from '../domain/identity-providers.ts';
+import { findAnswerMethods, setAnswerMethods } from '../store/answer-methods.ts';
 import { endpointWithSecret, insertNewEndpoint, prepareEndpoint } from './webhooks.ts';
 
 export interface NewApplication {
@@ -102,12 +104,13 @@ export function listApplications(deps: ServiceDeps, principal: Principal, page: 
 }
 
 export async function applicationDetails(deps: ServiceDeps, app: Application) {
-  const [counts, keys, metrics] = await Promise.all([
+  const [counts, keys, metrics, allowedMethods] = await Promise.all([
     countsFor(deps.db, [app.id]),
     keysOfApplication(deps.db, app.id),
     applicationMetrics(deps.db, app.id, deps.clock.now()),
+    findAnswerMethods(deps.db, app.id),
   ]);
-  return { ...app, ...counts.get(app.id)!, keys, metrics };
+  return { ...app, ...counts.get(app.id)!, keys, metrics, allowedMethods: allowedMethods ?? null };
 }
 
 export async function getApplication(deps: ServiceDeps, principal: Principal, appId: string) {
@@ -118,13 +121,20 @@ export async function updateApplication(
   deps: ServiceDeps,
   principal: Principal,
   appId: string,
-  changes: { name?: string; description?: string | null; allowedReturnOrigins?: string[] },
+  changes: {
+    name?: string;
+    description?: string | null;
+    allowedReturnOrigins?: string[];
+    allowedMethods?: AnswerMethod[] | null;
+  },
 ) {
   const app = await applicationForCaller(deps.db, principal, appId, { param: 'appId', mustBeActive: true });
-  const checked = changes.allowedReturnOrigins
-    ? { ...changes, allowedReturnOrigins: checkedOrigins(deps, changes.allowedReturnOrigins) }
-    : changes;
+  const { allowedMethods, ...row } = changes;
+  const checked = row.allowedReturnOrigins
+    ? { ...row, allowedReturnOrigins: checkedOrigins(deps, row.allowedReturnOrigins) }
+    : row;
   await updateApplicationRow(deps.db, app.id, checked, deps.clock.now().toISOString());
+  if (allowedMethods !== undefined) await setAnswerMethods(deps.db, app.id, allowedMethods ?? undefined);
   return getApplication(deps, principal, appId);
 }
 

@@ -19,6 +19,8 @@ import { createUnitOfWork, type UnitOfWork } from './unit-of-work.ts';
 import { configureOpenid4vpLibraries } from './openid4vp/library-config.ts';
 import { profileCatalog, type ProfileCatalog } from './credential-profiles.ts';
 import { loadRequestSigner, type RequestSigner } from './openid4vp/signer.ts';
+import { loadSpKeys, type SamlKeyPair } from './sso/saml/sp-keys.ts';
+import { ProviderDirectory } from './sso/directory.ts';
 
 /** What every use case needs, assembled once by the composition root and passed to every part. */
 export interface ServiceDeps {
@@ -51,6 +53,10 @@ export interface ServiceDeps {
   sessionWatch: SessionWatch;
   /** The credential profiles: built-in, CREDENTIAL_PROFILES_FILE, and stored (docs/credential-profiles.md). */
   profiles: ProfileCatalog;
+  /** The SAML service provider's key and certificate: the operator's, or generated once and kept (sso/saml/sp-keys.ts). */
+  samlKeys: () => Promise<SamlKeyPair>;
+  /** The identity providers the portal's search runs over, re-read every 30 s (sso/directory.ts). */
+  providerDirectory: ProviderDirectory;
 }
 
 /** Issuer metadata and status lists as the configuration says: SSRF guard, timeout, size limit, cache bounds. */
@@ -127,6 +133,8 @@ export function createServiceDeps(input: {
     close: async () => pool?.close(),
     sessionInserts: new SessionInserts(input.db),
     requestSigner: once(() => loadRequestSigner(input)),
+    samlKeys: once(() => loadSpKeys(input)),
+    providerDirectory: new ProviderDirectory(input.db, input.clock),
     sessionWatch,
     profiles: profileCatalog(input.db, input.config),
   };

@@ -11,6 +11,8 @@ import { type Session, type SessionResult } from '../domain/session.ts';
 import type { EventData } from '../domain/events.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
+import type { AnswerMethod } from '../domain/identity-providers.ts';
+import { setAnswerMethods } from '../store/answer-methods.ts';
 
 export interface NewSession {
   appId: string;
@@ -21,6 +23,8 @@ export interface NewSession {
   clientReference?: string;
   /** Where the portal sends the student once the session ends; at one of the application's allowed origins. */
   returnUrl?: string;
+  /** The channels this session accepts (docs/university-login.md); by default its application's, else all. */
+  allowedMethods?: AnswerMethod[];
 }
 
 /** `nonce_` + 43 base64url characters: 256 random bits, unique per session. */
@@ -81,6 +85,7 @@ export async function createSession(deps: ServiceDeps, principal: Principal, inp
     returnUrl,
   };
   await deps.sessionInserts.insert(session);
+  if (input.allowedMethods) await setAnswerMethods(deps.db, session.id, [...new Set(input.allowedMethods)]);
   deps.metrics.sessionCreated({ environment: session.environment });
   return session;
 }

@@ -11,6 +11,7 @@ import { findSession, recordFailedAttempt, transitionSession } from '../store/se
 import { type Session, type SessionResult, type WalletProtocol } from '../domain/session.ts';
 import type { RejectionReason } from '../proofs/types.ts';
 import type { Db } from '../store/db.ts';
+import { acceptedMethods } from './answer-methods.ts';
 import type { ServiceDeps } from './deps.ts';
 import { checkPresentation, rejectionSentence } from './presentations.ts';
 import { completedEventData, refusal } from './sessions.ts';
@@ -94,7 +95,12 @@ export interface SubmissionOutcome {
 /** More writes for the transaction that completes a session (a held answer deleted, say). */
 export type AlsoInTransaction = (db: Db) => Promise<void>;
 
-async function complete(
+/**
+ * Completes a consented session with its result, whichever channel produced it: the transition,
+ * `verification.completed` and its deliveries in one unit of work. False when the session had
+ * already moved (another answer won, or it expired).
+ */
+export async function completeSession(
   deps: ServiceDeps,
   session: Session,
   result: SessionResult,
@@ -174,6 +180,8 @@ export async function answerConsentedSession(
  * (rejected) a failed attempt, thrown as `presentation_rejected` with its reason.
  */
 export async function judgeAnswer(deps: ServiceDeps, session: Session, answer: Answer): Promise<SessionResult> {
+  if (!(await acceptedMethods(deps, session)).includes('wallet'))
+    throw new ApiError('forbidden', 'This session does not accept wallets (allowedMethods).');
   const outcome = await checkPresentation(deps, {
     format: answer.format,
     presentation: answer.presentation,
@@ -196,7 +204,7 @@ export async function completeWithResult(
   result: SessionResult,
   also?: AlsoInTransaction,
 ): Promise<SubmissionOutcome> {
-  if (!(await complete(deps, session, result, deps.clock.now().toISOString(), also)))
+  if (!(await completeSession(deps, session, result, deps.clock.now().toISOString(), also)))
     throw await refusal(deps, session.id, 'present to');
   return {
     sessionId: session.id,
@@ -230,7 +238,7 @@ export async function rejectAttempt(
       failureReason: 'too_many_attempts',
       failureMessage: `${MAX_FAILED_ATTEMPTS} presentations were rejected. The last one: ${rejectionSentence(rejection.message)}`,
     };
-    await complete(deps, session, result, at);
+    await completeSession(deps, session, result, at);
     throw new ApiError(
       'presentation_rejected',
       `${rejectionSentence(rejection.message)} That was the last attempt: the session is completed unverified (too_many_attempts).`,

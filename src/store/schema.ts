@@ -1,6 +1,7 @@
 import type { Generated } from 'kysely';
 import type { DeliveryStatus } from '../domain/delivery-state.ts';
 import type { Environment } from '../domain/environment.ts';
+import type { IdpProtocol } from '../domain/identity-providers.ts';
 import type { SessionStatus } from '../domain/session-state.ts';
 
 /**
@@ -287,6 +288,56 @@ export interface SessionFunnelDailyTable {
   not_verified: number;
 }
 
+/** A trusted identity provider of university login (migration 0012). */
+export interface IdentityProvidersTable {
+  id: string;
+  environment: Environment;
+  protocol: IdpProtocol;
+  entity_id: string;
+  name: string;
+  domain: string;
+  country: string;
+  /** JSON array of scopes. */
+  scopes: string;
+  sso_url: string | null;
+  /** JSON array of PEM certificates. */
+  certificates: string | null;
+  client_id: string | null;
+  /** AES-256-GCM under IDP_SECRETS_KEY (services/sso/secret-box.ts); never the secret itself. */
+  client_secret_sealed: string | null;
+  affiliation_claim: string | null;
+  federation: string | null;
+  created_at: string;
+}
+
+export interface SsoRequestsTable {
+  request_id: string;
+  session_id: string;
+  browser_hash: string;
+  idp_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface SsoSpentAssertionsTable {
+  issuer: string;
+  assertion_id: string;
+  expires_at: string;
+}
+
+export interface SamlKeysTable {
+  name: string;
+  private_key_pem: string;
+  certificate_pem: string;
+  created_at: string;
+}
+
+export interface AnswerMethodsTable {
+  owner_id: string;
+  /** JSON array of AnswerMethod. */
+  methods: string;
+}
+
 export interface Database {
   issuers: IssuersTable;
   credential_profiles: CredentialProfilesTable;
@@ -312,6 +363,11 @@ export interface Database {
   webauthn_challenges: WebauthnChallengesTable;
   audit_log: AuditLogTable;
   session_funnel_daily: SessionFunnelDailyTable;
+  identity_providers: IdentityProvidersTable;
+  sso_requests: SsoRequestsTable;
+  sso_spent_assertions: SsoSpentAssertionsTable;
+  saml_keys: SamlKeysTable;
+  answer_methods: AnswerMethodsTable;
 }
 
 export type { Generated };

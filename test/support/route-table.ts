@@ -54,6 +54,9 @@ export const PUBLIC_OPERATIONS: Record<string, string> = {
   'POST /openid4vp/v1/sessions/{sessionId}/response':
     'OpenID4VP wallet: the request token, then the nonce and key binding',
   'GET /openid4vp/v1/certificate': 'the public certificate that signs request objects',
+  'GET /saml/v1/metadata': 'the SAML service provider metadata: public by design',
+  'GET /sandbox/idp/v1/metadata': 'the sandbox identity provider metadata: public by design',
+  'GET /sso/v1/sessions/{sessionId}/identity-providers': 'the portal: the session id, as for its page',
 };
 
 /** Routes the server answers that the document leaves out: pages for people, assets, the docs. */
@@ -115,6 +118,10 @@ export const UNDOCUMENTED_ROUTES = [
   'GET /dashboard/members',
   'POST /dashboard/members',
   'POST /dashboard/members/:id/remove',
+  'GET /sandbox/idp/v1/sso',
+  // University login, visited by the student's browser (docs/university-login.md).
+  'GET /sso/v1/sessions/:sessionId/start',
+  'POST /saml/v1/acs',
 ];
 
 /** Bearer operations that refer to no resource and take no environment, and why that is safe. */

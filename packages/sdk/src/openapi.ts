@@ -316,6 +316,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/saml/v1/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SAML 2.0 metadata of this service provider (what a federation or an IdP registers) */
+        get: operations["retrieveSamlServiceProviderMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sso/v1/sessions/{sessionId}/identity-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The universities a session's student can sign in with (the portal's type-ahead)
+         * @description No API key: the session id authorizes it, as for the portal page. Identity providers of the session's environment whose name, domain or country match every word of q (accents and case ignored), at most limit; names starting with q first.
+         */
+        get: operations["searchSessionIdentityProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/idp/v1/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SAML 2.0 metadata of the built-in sandbox identity provider (trusted for sandbox sessions only) */
+        get: operations["retrieveSandboxIdpMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verification/v1/sessions/{sessionId}/status": {
         parameters: {
             query?: never;
@@ -706,7 +760,7 @@ export interface components {
          * @description Cause within the code: why a presentation was rejected, or why a webhook URL was refused
          * @enum {string}
          */
-        ErrorReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim" | "nonce_reused" | "session_nonce" | "unrequested_disclosure" | "issuer_unreachable" | "invalid_status_list" | "invalid_url" | "unsupported_scheme" | "insecure_scheme" | "credentials_in_url" | "forbidden_address" | "unresolvable_host";
+        ErrorReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim" | "nonce_reused" | "session_nonce" | "unrequested_disclosure" | "issuer_unreachable" | "invalid_status_list" | "assertion_replayed" | "invalid_url" | "unsupported_scheme" | "insecure_scheme" | "credentials_in_url" | "forbidden_address" | "unresolvable_host";
         /** @description Error envelope */
         ErrorResponse: {
             /** @enum {boolean} */
@@ -739,6 +793,16 @@ export interface components {
          * @enum {string}
          */
         CredentialFormat: "sd-jwt-vc" | "bbs" | "groth16";
+        /**
+         * @description What a university login result rests on: a signed SAML 2.0 assertion or an OpenID Connect ID token
+         * @enum {string}
+         */
+        LoginEvidenceFormat: "saml2-assertion" | "oidc-id-token";
+        /**
+         * @description A channel that may answer a session: wallet (Matricula's protocol, OpenID4VP) or university_login
+         * @enum {string}
+         */
+        AnswerMethod: "wallet" | "university_login";
         /**
          * @description A claim of the catalogue
          * @enum {string}
@@ -777,11 +841,11 @@ export interface components {
         SessionResult: {
             verified: boolean;
             /**
-             * @description Which wallet protocol answered: matricula (the wallet endpoints) or openid4vp (OpenID4VP 1.0)
+             * @description What answered: matricula (the wallet endpoints), openid4vp (OpenID4VP 1.0), saml or oidc (a university login, docs/university-login.md)
              * @enum {string}
              */
-            protocol: "matricula" | "openid4vp";
-            format: components["schemas"]["CredentialFormat"] | null;
+            protocol: "matricula" | "openid4vp" | "saml" | "oidc";
+            format: components["schemas"]["CredentialFormat"] | components["schemas"]["LoginEvidenceFormat"] | null;
             university: components["schemas"]["University"] | null;
             claims: components["schemas"]["ReportedClaims"];
             /** @description null when verified */
@@ -960,6 +1024,8 @@ export interface components {
                     declined: number;
                 };
             };
+            /** @description The channels that may answer its sessions (a session's own allowedMethods wins); null: every channel (docs/university-login.md) */
+            allowedMethods: components["schemas"]["AnswerMethod"][] | null;
         };
         /** @description The created application, with its webhook endpoint when webhookUrl was given */
         CreatedApp: {
@@ -1145,10 +1211,10 @@ export interface components {
              */
             redacted?: true;
             /**
-             * @description Which wallet protocol answered (matricula or openid4vp); absent on events recorded before it existed
+             * @description What answered (matricula, openid4vp, or a university login: saml, oidc); absent on events recorded before it existed
              * @enum {string}
              */
-            protocol?: "matricula" | "openid4vp";
+            protocol?: "matricula" | "openid4vp" | "saml" | "oidc";
         };
         /** @description data of verification.redacted */
         VerificationRedactedData: {
@@ -1300,7 +1366,7 @@ export interface components {
          * @description Why a presentation is cryptographically unacceptable
          * @enum {string}
          */
-        RejectionReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim" | "nonce_reused" | "session_nonce" | "unrequested_disclosure" | "issuer_unreachable" | "invalid_status_list";
+        RejectionReason: "malformed_presentation" | "unsupported_format" | "untrusted_issuer" | "invalid_signature" | "invalid_disclosure" | "algorithm_not_allowed" | "missing_key_binding" | "invalid_key_binding" | "nonce_mismatch" | "audience_mismatch" | "stale_presentation" | "invalid_proof" | "invalid_claim" | "nonce_reused" | "session_nonce" | "unrequested_disclosure" | "issuer_unreachable" | "invalid_status_list" | "assertion_replayed";
         /** @description The outcome of verifying one presentation */
         VerificationResult: {
             verified: boolean;
@@ -1402,6 +1468,15 @@ export interface components {
             format: components["schemas"]["CredentialFormat"];
             /** @description The value for the presentation endpoint's presentation field */
             presentation: unknown;
+        };
+        /** @description A university a student can sign in with */
+        IdentityProviderChoice: {
+            /** @description Prefix idp_: the idp of the start of a login */
+            id: string;
+            name: string;
+            domain: string;
+            /** @description ISO 3166-1 alpha-2 */
+            country: string;
         };
     };
     responses: never;
@@ -2029,6 +2104,8 @@ export interface operations {
                     description?: string | null;
                     /** @description Origins (scheme, host and port: https://shop.example) that sessions' returnUrl may point to and that may frame the portal; https only unless the operator allows private targets. Replaces the list. */
                     allowedReturnOrigins?: string[];
+                    /** @description The channels that may answer its sessions; null for every channel */
+                    allowedMethods?: components["schemas"]["AnswerMethod"][] | null;
                 };
             };
         };
@@ -2671,6 +2748,8 @@ export interface operations {
                     clientReference?: string;
                     /** @description Where the portal sends the student once the session ends (completed, declined, expired or cancelled), with ?session=<sessionId> added and never the result. Its origin must be one of the application's allowedReturnOrigins (400 otherwise); https only unless the operator allows private targets. */
                     returnUrl?: string;
+                    /** @description The channels that may answer: wallet (Matricula's protocol, OpenID4VP), university_login (SAML, OpenID Connect). Default: the application's allowedMethods, else every channel */
+                    allowedMethods?: components["schemas"]["AnswerMethod"][];
                 };
             };
         };
@@ -4020,6 +4099,169 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    retrieveSamlServiceProviderMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SAML 2.0 metadata (md:EntityDescriptor) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": string;
+                };
+            };
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    searchSessionIdentityProviders: {
+        parameters: {
+            query?: {
+                q?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of identity provider choice items and the cursor to the next page */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["IdentityProviderChoice"][];
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service unavailable: the server is shutting down (send again on a new connection) or its database is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    retrieveSandboxIdpMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description md:EntityDescriptor */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": string;
+                };
+            };
+            /** @description Too many requests (rate_limited): per API key with one; without, per session for a call naming a session (with its nonce or token where the route takes one), per client address otherwise; tighter on /verification/v1/verify; also when the proof workers are saturated or too many status requests wait */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

@@ -10,6 +10,7 @@ import * as openid4vp from './0008_openid4vp.ts';
 import * as claimIndex from './0009_claim_index.ts';
 import * as healthProbe from './0010_health_probe.ts';
 import * as claimByEndpoint from './0011_claim_by_endpoint.ts';
+import * as universityLogin from './0012_university_login.ts';
 import * as openid4vpHeldResults from './0013_openid4vp_held_results.ts';
 import * as dashboard from './0014_dashboard.ts';
 import * as credentialProfiles from './0015_credential_profiles.ts';
@@ -34,6 +35,7 @@ export const MIGRATIONS: Record<string, MigrationModule> = {
   '0009_claim_index': claimIndex,
   '0010_health_probe': healthProbe,
   '0011_claim_by_endpoint': claimByEndpoint,
+  '0012_university_login': universityLogin,
   '0013_openid4vp_held_results': openid4vpHeldResults,
   '0014_dashboard': dashboard,
   '0015_credential_profiles': credentialProfiles,
