@@ -95,8 +95,12 @@ describe('openid4vpUri kept per session', () => {
   const fresh = (config: ReturnType<typeof testConfig>, s: Session, sameDevice = false) =>
     openid4vpUri({ ...config }, s, { sameDevice });
 
+  // x509_san_dns: its client identifier is the BASE_URL host; x509_hash's needs the request
+  // signer loaded (services/openid4vp/signer.ts), which these pure calls do not do.
+  const SIGNED = { OPENID4VP_CLIENT_ID_PREFIX: 'x509_san_dns' };
+
   test('the same string as computed afresh, per flow, per challenge, and still after 12,000 others', () => {
-    const config = testConfig();
+    const config = testConfig(SIGNED);
     const s = session('sess_kept');
     const expected = fresh(config, s);
     assert.equal(openid4vpUri(config, s), expected);
@@ -116,7 +120,7 @@ describe('openid4vpUri kept per session', () => {
 
   test('per configuration: another client identifier prefix gives its own URI', () => {
     const s = session('sess_per_config');
-    const signed = testConfig();
+    const signed = testConfig(SIGNED);
     const byValue = testConfig({ OPENID4VP_CLIENT_ID_PREFIX: 'redirect_uri' });
     assert.match(openid4vpUri(signed, s), /request_uri=/);
     assert.match(openid4vpUri(byValue, s), /client_id=redirect_uri/);

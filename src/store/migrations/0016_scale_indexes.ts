@@ -40,13 +40,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     columns: ['expires_at'],
     where: 'redacted_at is null',
   });
-  await dropIndexOnline(db, 'sessions_retention');
+  await dropIndexOnline(db, 'sessions_retention', 'sessions');
   await createIndexOnline(db, {
     name: 'webhook_attempts_body_kept',
     table: 'webhook_attempts',
     columns: ['started_at'],
     where: "response_body <> ''",
   });
-  await dropIndexOnline(db, 'webhook_attempts_started');
+  await dropIndexOnline(db, 'webhook_attempts_started', 'webhook_attempts');
   for (const definition of LIST_FILTERS) await createIndexOnline(db, definition);
 }
