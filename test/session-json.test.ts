@@ -27,7 +27,8 @@ const bySchema = {
 };
 
 const clock = new TestClock(new Date('2026-11-23T10:00:00.000Z'));
-const deps = { config: testConfig(), clock };
+// x509_san_dns: its client identifier is the BASE_URL host; x509_hash's needs the request signer loaded.
+const deps = { config: testConfig({ OPENID4VP_CLIENT_ID_PREFIX: 'x509_san_dns' }), clock };
 
 function session(overrides: Partial<Session> = {}): Session {
   return {
