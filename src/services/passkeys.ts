@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransportFuture,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransportFuture,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { ApiError } from '../errors.ts';
 import type { DashboardSession } from '../store/dashboard-sessions.ts';
@@ -21,6 +17,12 @@ import {
 } from '../store/passkeys.ts';
 import type { ServiceDeps } from './deps.ts';
 import { audit } from './members.ts';
+
+/**
+ * @simplewebauthn/server, loaded on the first passkey ceremony: importing it costs a process start
+ * about 0.14 s (bench/first-hour.ts), and most processes never see a passkey.
+ */
+const webauthn = () => import('@simplewebauthn/server');
 
 /**
  * Passkeys (WebAuthn, through @simplewebauthn/server): a member registers one once signed in, and
@@ -58,7 +60,9 @@ export async function passkeyCount(deps: Pick<ServiceDeps, 'db'>, memberId: stri
 export async function registrationOptions(deps: Deps, session: DashboardSession) {
   const rp = relyingParty(deps);
   const existing = await passkeysOf(deps.db, session.member.id);
-  const options = await generateRegistrationOptions({
+  const options = await (
+    await webauthn()
+  ).generateRegistrationOptions({
     rpName: 'Matricula dashboard',
     rpID: rp.id,
     userName: session.member.email,
@@ -78,15 +82,19 @@ export async function registerPasskey(
 ): Promise<void> {
   const rp = relyingParty(deps);
   const expectedChallenge = await usedChallenge(deps, challengeId, session.member.id);
-  const verification = await verifyRegistrationResponse({
-    response,
-    expectedChallenge,
-    expectedOrigin: rp.origin,
-    expectedRPID: rp.id,
-    requireUserVerification: true,
-  }).catch((error: unknown) => {
-    throw refused(error instanceof Error ? error.message : 'invalid registration.');
-  });
+  const verification = await (
+    await webauthn()
+  )
+    .verifyRegistrationResponse({
+      response,
+      expectedChallenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: true,
+    })
+    .catch((error: unknown) => {
+      throw refused(error instanceof Error ? error.message : 'invalid registration.');
+    });
   if (!verification.verified || !verification.registrationInfo) throw refused('invalid registration.');
   const { credential } = verification.registrationInfo;
   await insertPasskey(deps.db, {
@@ -107,7 +115,9 @@ export async function registerPasskey(
 
 /** Options for a sign-in with any passkey of this service (discoverable credentials). */
 export async function authenticationOptions(deps: Deps) {
-  const options = await generateAuthenticationOptions({ rpID: relyingParty(deps).id, userVerification: 'required' });
+  const options = await (
+    await webauthn()
+  ).generateAuthenticationOptions({ rpID: relyingParty(deps).id, userVerification: 'required' });
   return { options, challengeId: await newChallenge(deps, options.challenge, null) };
 }
 
@@ -121,21 +131,25 @@ export async function signInWithPasskey(
   const expectedChallenge = await usedChallenge(deps, challengeId, null);
   const passkey = await findPasskey(deps.db, response.id);
   if (!passkey) throw refused('unknown passkey.');
-  const verification = await verifyAuthenticationResponse({
-    response,
-    expectedChallenge,
-    expectedOrigin: rp.origin,
-    expectedRPID: rp.id,
-    credential: {
-      id: passkey.id,
-      publicKey: Buffer.from(passkey.publicKey, 'base64url'),
-      counter: passkey.counter,
-      transports: passkey.transports,
-    },
-    requireUserVerification: true,
-  }).catch((error: unknown) => {
-    throw refused(error instanceof Error ? error.message : 'invalid signature.');
-  });
+  const verification = await (
+    await webauthn()
+  )
+    .verifyAuthenticationResponse({
+      response,
+      expectedChallenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      credential: {
+        id: passkey.id,
+        publicKey: Buffer.from(passkey.publicKey, 'base64url'),
+        counter: passkey.counter,
+        transports: passkey.transports,
+      },
+      requireUserVerification: true,
+    })
+    .catch((error: unknown) => {
+      throw refused(error instanceof Error ? error.message : 'invalid signature.');
+    });
   if (!verification.verified) throw refused('invalid signature.');
   const member = await findMember(deps.db, passkey.memberId);
   if (!member) throw refused('unknown passkey.');
