@@ -104,7 +104,7 @@ const ourVerifier = (format: CredentialFormat): Contender => ({
 
 async function sdJwtBench(): Promise<Bench> {
   const issuerKey = sandboxUniversityKeyPair(UNIVERSITY)!;
-  // As in test/proofs-sd-jwt-vc.test.ts: the issuer key is imported once, the holder's per call from cnf.jwk.
+  // As in test/proofs/proofs-sd-jwt-vc.test.ts: the issuer key is imported once, the holder's per call from cnf.jwk.
   const library = new SDJwtVcInstance({
     hasher: digest,
     verifier: await ES256.getVerifier(issuerKey.publicJwk),

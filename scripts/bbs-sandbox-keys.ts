@@ -6,7 +6,7 @@
  *
  * Deriving them (a G2 multiplication each, after building the generator's table) takes about
  * 0.3 s of CPU, which every process start paid to seed the trust registry; the service reads
- * the committed result instead. test/proofs-bbs.test.ts derives them again and compares.
+ * the committed result instead. test/proofs/proofs-bbs.test.ts derives them again and compares.
  */
 import { writeFileSync } from 'node:fs';
 import { deriveSandboxIssuerPublicKeys, SANDBOX_PUBLIC_KEYS_FILE } from '../src/proofs/bbs/keys.ts';

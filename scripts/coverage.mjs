@@ -3,7 +3,7 @@
 //
 //   node scripts/coverage.mjs --log test-output/ci.log   # report on a run already made (what CI does)
 //   npm run test:coverage                                # the whole suite with coverage, then the report
-//   npm run test:coverage -- test/config.test.ts         # some files: the report, no floor (a subset
+//   npm run test:coverage -- test/app/config.test.ts         # some files: the report, no floor (a subset
 //                                                        # covers less than the suite)
 //
 // A run collects coverage when MATRICULA_TEST_COVERAGE=1 is set for `npm test` (package.json adds

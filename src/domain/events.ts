@@ -22,7 +22,7 @@ export function isEventType(value: string): value is EventType {
  * One schema per event type: the `data` the producer must pass to the unit of work (its type is
  * `Static` of the schema), what `GET /org/v1/events` answers (the route's response schema, which
  * drops any field it lacks) and what a webhook delivery carries (its body type). A field added to
- * a producer but not here fails to compile; test/event-schemas.test.ts checks the three agree.
+ * a producer but not here fails to compile; test/domain/event-schemas.test.ts checks the three agree.
  */
 
 const VerificationCompletedData = Type.Object(

@@ -7,7 +7,7 @@ import type { ResultWarning } from '../domain/session.ts';
 /**
  * The contract every credential format implements: a verifier on the service side and a
  * presentation builder on the holder side (wallet simulator, tests). One conformance suite runs
- * over every format (test/proofs-conformance.test.ts).
+ * over every format (test/proofs/proofs-conformance.test.ts).
  */
 
 export { CREDENTIAL_FORMATS, KEY_OF_FORMAT } from '../domain/credentials.ts';

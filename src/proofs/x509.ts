@@ -24,7 +24,7 @@ import { DEFAULT_ALLOWED_EKUS, EXTENDED_KEY_USAGES } from '../domain/credentials
  * node:crypto, through the engine's `findIssuer` hook, so that Ed25519 chains verify as well),
  * name chaining, validity at `now`, CA basic constraints and keyCertSign of every issuing
  * certificate, certificate policies, and name constraints of every form. On top of it, each
- * documented where it is done, the checks pkijs 4 does not make (test/x509-path-validation.test.ts
+ * documented where it is done, the checks pkijs 4 does not make (test/proofs/x509-path-validation.test.ts
  * has a case for each):
  *
  * - name constraints, dNSName and URI: pkijs accepts a certificate when one of its names of a form

@@ -7,7 +7,7 @@ import type { sessionView } from '../services/sessions.ts';
  * `oneOf` fast-json-stringify validates the value against each branch with Ajv (every date-time
  * format included) before it writes anything: on a session read that cost more than the database
  * query. These functions write the schema's fields, and only those, in its order, with
- * JSON.stringify over objects built field by field; test/session-json.test.ts holds them equal to
+ * JSON.stringify over objects built field by field; test/routes/session-json.test.ts holds them equal to
  * what fast-json-stringify makes of the same schemas, for every shape a session can take.
  *
  * A route sends the string with {@link sendJson}: a string with a JSON content type passes through

@@ -11,7 +11,7 @@ export interface CliRun {
 /**
  * Runs the `matricula` command in this process, as bin/matricula does in its own (`runCli` with
  * the environment given and the output captured). A spawned command costs a test 1.5 to 2.5 s of
- * CPU to load tsx and the service's modules again; test/cli.test.ts keeps spawning the real
+ * CPU to load tsx and the service's modules again; test/cli/cli.test.ts keeps spawning the real
  * program for what only a process shows (exit codes, streams).
  */
 export async function runCliInProcess(env: Record<string, string | undefined>, args: string[]): Promise<CliRun> {

@@ -107,11 +107,11 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true',
     BODY_LIMIT_BYTES: '65536',
     // Suites send hundreds of requests from one address within one minute of the test clock; the
-    // limits are tested where a suite sets them (test/rate-limits.test.ts).
+    // limits are tested where a suite sets them (test/http/rate-limits.test.ts).
     RATE_LIMIT_PUBLIC_PER_MINUTE: '0',
     RATE_LIMIT_HEAVY_PER_MINUTE: '0',
     RATE_LIMIT_API_KEY_PER_MINUTE: '0',
-    // Proofs run on the calling thread unless a suite asks for the pool (test/proof-pool.test.ts):
+    // Proofs run on the calling thread unless a suite asks for the pool (test/proofs/proof-pool.test.ts):
     // Node 20 can abort at a worker thread's teardown when tsx's loader hooks are registered in
     // it ("Check failed: node->IsInUse()" in ModuleWrap), which fails the file at exit.
     PROOF_WORKERS: '0',

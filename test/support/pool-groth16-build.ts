@@ -1,6 +1,6 @@
 /**
  * Run as its own process (`node --import tsx test/support/pool-groth16-build.ts`) by
- * test/proof-pool.test.ts: a service with a one-thread proof pool builds a Groth16 presentation
+ * test/proofs/proof-pool.test.ts: a service with a one-thread proof pool builds a Groth16 presentation
  * for the sandbox wallet in that thread, verifies the answer, closes, and prints one JSON line of
  * what it saw. Why a process of its own: see the test.
  */

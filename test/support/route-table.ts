@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
 /**
- * What the security suite (test/security.routes.test.ts) needs to call any operation of the
+ * What the security suite (test/http/security.routes.test.ts) needs to call any operation of the
  * OpenAPI document: a resource for every path parameter and id field, a valid value for every
  * required field, and, for an operation that refers to no resource, why tenancy does not apply.
  * An operation this table cannot handle throws, with a message saying what to add here, so a new
@@ -42,7 +42,7 @@ export interface Operation {
 export const PUBLIC_OPERATIONS: Record<string, string> = {
   'GET /healthz': 'liveness probe',
   'GET /readyz': 'readiness probe',
-  'GET /metrics': 'Prometheus scrape: METRICS_TOKEN when set (test/metrics.test.ts), no tenant data',
+  'GET /metrics': 'Prometheus scrape: METRICS_TOKEN when set (test/domain/metrics.test.ts), no tenant data',
   'GET /verification/v1/sessions/{sessionId}/status': 'portal page: the state of a session and nothing else',
   'GET /verification/v1/sessions/{sessionId}/request': 'wallet: the session id and its nonce',
   'POST /verification/v1/sessions/{sessionId}/consent': 'wallet: the session id and its nonce',
@@ -83,7 +83,7 @@ export const UNDOCUMENTED_ROUTES = [
   // The drop-in script (src/routes/dropin.ts).
   'GET /js/v1/matricula.js',
   // The dashboard's pages and forms (src/routes/dashboard/): cookie sessions, not keys; their own
-  // security suite is test/dashboard.test.ts (sign-in, CSRF, roles, tenancy).
+  // security suite is test/dashboard/dashboard.test.ts (sign-in, CSRF, roles, tenancy).
   'GET /dashboard',
   'GET /dashboard/sign-in',
   'POST /dashboard/sign-in',

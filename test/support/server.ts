@@ -7,7 +7,7 @@ import { buildTestApp, testConfig } from './harness.ts';
 
 /**
  * A loopback port that nothing listens on right now, for the tests whose point is a refused
- * connection (test/sdk.test.ts). Not for starting a server: between this closing the port and a
+ * connection (test/sdk/sdk.test.ts). Not for starting a server: between this closing the port and a
  * server opening it, another process may take it. To serve, listen on port 0 and read the port back
  * ({@link loopbackServer}, {@link listeningApp}, or PORT=0 and {@link listeningPortIn} for a process).
  */

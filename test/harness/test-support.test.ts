@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { test } from 'node:test';
+import Fastify from 'fastify';
+import { listeningPortIn, loopbackServer } from '../support/server.ts';
+import { waitUntil } from '../support/webhooks.ts';
+
+/** The shared test helpers themselves: a helper that hangs or races fails every suite that uses it. */
+
+const turns = (n: number) => {
+  let p = Promise.resolve();
+  for (let i = 0; i < n; i++) p = p.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+  return p;
+};
+
+test('waitUntil rejects after its bound and stops checking: no loop is left running', async () => {
+  let checks = 0;
+  await assert.rejects(
+    waitUntil(
+      () => {
+        checks++;
+        return false;
+      },
+      'a condition that never holds',
+      { ms: 50 },
+    ),
+    /timed out after 50 ms waiting for a condition that never holds/,
+  );
+  const atTimeout = checks;
+  await turns(20);
+  assert.ok(checks <= atTimeout + 1, `checked ${checks - atTimeout} more times after the timeout`);
+});
+
+test('waitUntil with `on` checks at the start and after each event, not in a loop', async () => {
+  const events = new EventEmitter();
+  let ready = false;
+  let checks = 0;
+  const waiting = waitUntil(
+    () => {
+      checks++;
+      return ready;
+    },
+    'the flag',
+    { on: [[events, 'changed']] },
+  );
+  await turns(20);
+  assert.equal(checks, 1, 'one check, then it waits for an event');
+  events.emit('changed');
+  await turns(5);
+  assert.equal(checks, 2);
+  ready = true;
+  events.emit('changed');
+  await waiting;
+  assert.equal(checks, 3);
+  assert.equal(events.listenerCount('changed'), 0, 'its listener is removed');
+});
+
+test('waitUntil with `on` checks again when an event arrives during a check', async () => {
+  const events = new EventEmitter();
+  let state = 0;
+  let checks = 0;
+  await waitUntil(
+    async () => {
+      checks++;
+      const seen = state;
+      // The state changes, and is announced, while this check is under way: its answer is stale.
+      if (checks === 1) {
+        state = 1;
+        events.emit('changed');
+      }
+      await turns(1);
+      return seen === 1;
+    },
+    'the second state',
+    { on: [[events, 'changed']], ms: 1_000 },
+  );
+  assert.equal(checks, 2);
+});
+
+test('loopbackServer: listens before the app exists, serves it, and closes with it', async () => {
+  const loopback = await loopbackServer();
+  assert.ok(loopback.server.listening);
+  assert.equal((loopback.server.address() as { port: number }).port, loopback.port);
+  assert.equal(loopback.origin, `http://127.0.0.1:${loopback.port}`);
+  const app = Fastify();
+  app.get('/here', () => ({ origin: loopback.origin }));
+  await loopback.serve(app);
+  const res = await fetch(`${loopback.origin}/here`);
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { origin: loopback.origin });
+  await app.close();
+  assert.equal(loopback.server.listening, false);
+});
+
+test("listeningPortIn reads the API's port, the last one logged, or the metrics port", () => {
+  const log = [
+    '{"level":30,"msg":"Server listening at http://127.0.0.1:40001"}',
+    '{"level":30,"metricsPort":40001,"msg":"Metrics, /healthz and /readyz on port 40001"}',
+    '{"level":30,"msg":"Server listening at http://127.0.0.1:40002"}',
+    '{"level":30,"msg":"Matricula is listening"}',
+  ].join('\n');
+  assert.equal(listeningPortIn(log), 40002);
+  assert.equal(listeningPortIn(log, 'metrics'), 40001);
+  assert.equal(listeningPortIn('{"msg":"starting"}'), undefined);
+});

@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { hkdfSync } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { ID_PREFIXES, isId, newId, pooledRandomBytes } from '../../src/domain/ids.ts';
+import { newChallengeNonce } from '../../src/services/sessions.ts';
+import { openid4vpUri } from '../../src/services/openid4vp/request.ts';
+import type { Session } from '../../src/domain/session.ts';
+import { testConfig } from '../support/harness.ts';
+import { TestClock } from '../../src/domain/clock.ts';
+import { requestNonce, requestToken, responseCode } from '../../src/services/openid4vp/session-secrets.ts';
+
+/**
+ * Values computed on every request, made cheaper for issue 13: ids from a pool of random bytes,
+ * and the OpenID4VP derivations of a session kept once computed. Cheaper must not mean different.
+ */
+
+describe('ids from the pooled random bytes', () => {
+  test('are well formed and never repeat, across many refills of the pool, within one millisecond', () => {
+    const clock = new TestClock(new Date('2026-11-23T00:00:00.000Z'));
+    const seen = new Set<string>();
+    // 16 random bytes per id, a 4096-byte pool: 5000 ids refill it about 20 times.
+    for (let i = 0; i < 5000; i++) {
+      const id = newId('session', clock);
+      assert.ok(isId('session', id), id);
+      assert.ok(!seen.has(id), `repeated: ${id}`);
+      seen.add(id);
+    }
+    assert.equal(seen.size, 5000);
+  });
+
+  test('use every character of the alphabet in their random part', () => {
+    const chars = new Set<string>();
+    for (let i = 0; i < 500; i++) for (const c of newId('request').slice(ID_PREFIXES.request.length + 10)) chars.add(c);
+    assert.equal(chars.size, 32);
+  });
+});
+
+describe('challenge nonces from the pooled random bytes', () => {
+  test('are 256 bits, never repeat, and share no bytes with the ids drawn between them', () => {
+    const nonces = new Set<string>();
+    const bytes: Buffer[] = [];
+    // 32 bytes per nonce and 16 per id: 3000 rounds refill the pool about 35 times.
+    for (let i = 0; i < 3000; i++) {
+      const nonce = newChallengeNonce();
+      assert.match(nonce, /^nonce_[A-Za-z0-9_-]{43}$/);
+      assert.ok(!nonces.has(nonce), `repeated: ${nonce}`);
+      nonces.add(nonce);
+      bytes.push(Buffer.from(nonce.slice('nonce_'.length), 'base64url'));
+      newId('session');
+    }
+    // No 8-byte window of one nonce appears in another: a byte of the pool is handed out once.
+    const windows = new Set<string>();
+    for (const b of bytes)
+      for (let i = 0; i + 8 <= b.length; i += 8) {
+        const w = b.subarray(i, i + 8).toString('hex');
+        assert.ok(!windows.has(w), 'pooled bytes handed out twice');
+        windows.add(w);
+      }
+  });
+
+  test('a copy: changing one value changes nothing drawn after it', () => {
+    const a = pooledRandomBytes(32);
+    a.fill(0);
+    const b = pooledRandomBytes(32);
+    assert.notDeepEqual(b, Buffer.alloc(32));
+    assert.throws(() => pooledRandomBytes(4097), RangeError);
+  });
+});
+
+describe('OpenID4VP values derived from a session', () => {
+  const hkdf = (nonce: string, purpose: string) =>
+    Buffer.from(hkdfSync('sha256', nonce, '', `matricula/openid4vp/${purpose}`, 32)).toString('base64url');
+
+  test('are HKDF-SHA-256 of the challenge, the same on every call, and still after 10,000 others', () => {
+    const nonce = 'nonce_kept-while-others-come-and-go';
+    const expected = {
+      token: hkdf(nonce, 'request-token'),
+      nonce: hkdf(nonce, 'nonce'),
+      code: hkdf(nonce, 'response-code'),
+    };
+    const now = () => ({ token: requestToken(nonce), nonce: requestNonce(nonce), code: responseCode(nonce) });
+    assert.deepEqual(now(), expected);
+    assert.deepEqual(now(), expected);
+    for (let i = 0; i < 12_000; i++)
+      assert.equal(requestToken(`nonce_other_${i}`), hkdf(`nonce_other_${i}`, 'request-token'));
+    assert.deepEqual(now(), expected);
+    assert.notEqual(expected.token, expected.nonce);
+  });
+});
+
+describe('openid4vpUri kept per session', () => {
+  const session = (id: string, challengeNonce = `nonce_${id}`) =>
+    ({ id, challengeNonce, requiredClaims: ['is_active_student'] }) as Session;
+  // A configuration object of its own computes afresh: the kept strings are per configuration.
+  const fresh = (config: ReturnType<typeof testConfig>, s: Session, sameDevice = false) =>
+    openid4vpUri({ ...config }, s, { sameDevice });
+
+  // x509_san_dns: its client identifier is the BASE_URL host; x509_hash's needs the request
+  // signer loaded (services/openid4vp/signer.ts), which these pure calls do not do.
+  const SIGNED = { OPENID4VP_CLIENT_ID_PREFIX: 'x509_san_dns' };
+
+  test('the same string as computed afresh, per flow, per challenge, and still after 12,000 others', () => {
+    const config = testConfig(SIGNED);
+    const s = session('sess_kept');
+    const expected = fresh(config, s);
+    assert.equal(openid4vpUri(config, s), expected);
+    assert.equal(openid4vpUri(config, s), expected);
+    assert.equal(openid4vpUri(config, s, { sameDevice: true }), fresh(config, s, true));
+    assert.notEqual(openid4vpUri(config, s, { sameDevice: true }), expected);
+    // Another challenge under the same id (never happens, but the key must not mix them).
+    const other = session('sess_kept', 'nonce_other');
+    assert.equal(openid4vpUri(config, other), fresh(config, other));
+    assert.notEqual(openid4vpUri(config, other), expected);
+    for (let i = 0; i < 12_000; i++) {
+      const x = session(`sess_${i}`);
+      assert.equal(openid4vpUri(config, x), fresh(config, x));
+    }
+    assert.equal(openid4vpUri(config, s), expected);
+  });
+
+  test('per configuration: another client identifier prefix gives its own URI', () => {
+    const s = session('sess_per_config');
+    const signed = testConfig(SIGNED);
+    const byValue = testConfig({ OPENID4VP_CLIENT_ID_PREFIX: 'redirect_uri' });
+    assert.match(openid4vpUri(signed, s), /request_uri=/);
+    assert.match(openid4vpUri(byValue, s), /client_id=redirect_uri/);
+    assert.equal(openid4vpUri(byValue, s), fresh(byValue, s));
+  });
+});
