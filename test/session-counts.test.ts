@@ -5,7 +5,20 @@ import { applyEventRetention } from '../src/services/event-retention.ts';
 import { expireDueSessions } from '../src/services/expiry.ts';
 import { applyResultRetention } from '../src/services/redaction.ts';
 import { applicationMetrics, type ApplicationMetrics } from '../src/store/metrics.ts';
-import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Migrator } from 'kysely';
+import pg from 'pg';
+import { TestClock } from '../src/domain/clock.ts';
+import { newId } from '../src/domain/ids.ts';
+import type { Session } from '../src/domain/session.ts';
+import { createOrganization } from '../src/services/organizations.ts';
+import { migrate, openStore, type Store } from '../src/store/db.ts';
+import { MIGRATIONS } from '../src/store/migrations/index.ts';
+import { insertSessions } from '../src/store/sessions.ts';
+import { forEachDialect, useHarness, type DialectName, type Harness, type Tenant } from './support/harness.ts';
 import { buildPresentation, consent, createSession, submit, type CreatedSession } from './support/sessions.ts';
 
 /**
@@ -138,5 +151,93 @@ forEachDialect('application session counts', (dialect) => {
     const created = await Promise.all(Array.from({ length: 40 }, () => createSession(h, tenant)));
     assert.equal(created.length, 40);
     await expectCounts({ pending: 40, verified: 1, declined: 1, cancelled: 1, expired: 2 }, 'concurrent creates');
+  });
+});
+
+/** A store migrated only up to `last`, and how to drop it. */
+async function storeMigratedTo(
+  dialect: DialectName,
+  last: string,
+): Promise<{ store: Store; drop: () => Promise<void> }> {
+  let store: Store;
+  let drop: () => Promise<void>;
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'matricula-counts-'));
+    store = await openStore(`sqlite:${join(dir, 'test.sqlite')}`);
+    drop = async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  } else {
+    const schema = `t_${randomBytes(6).toString('hex')}`;
+    store = await openStore(process.env.TEST_DATABASE_URL!, { schema, poolSize: 2 });
+    drop = async () => {
+      await store.close();
+      const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+    };
+  }
+  const migrator = new Migrator({
+    db: store.db,
+    provider: { getMigrations: async () => MIGRATIONS },
+    ...(store.schema ? { migrationTableSchema: store.schema } : {}),
+  });
+  const { error } = await migrator.migrateTo(last);
+  if (error) throw error instanceof Error ? error : new Error(`migrating to ${last} failed`, { cause: error });
+  return { store, drop };
+}
+
+forEachDialect('application session counts of a database migrated with sessions in it', (dialect) => {
+  test('migration 0021 counts the sessions already there', async () => {
+    const { store, drop } = await storeMigratedTo(dialect, '0015_credential_profiles');
+    try {
+      const clock = new TestClock();
+      const created = await createOrganization({ db: store.db, clock }, { name: 'Before', environment: 'sandbox' });
+      const statuses = ['pending', 'consented', 'completed', 'completed', 'expired', 'declined', 'cancelled'] as const;
+      const sessions: Session[] = statuses.map((status, i) => {
+        const id = newId('session', clock);
+        const at = clock.now().toISOString();
+        return {
+          id,
+          appId: created.application.id,
+          orgId: created.organization.id,
+          environment: 'sandbox',
+          status,
+          challengeNonce: `nonce_${i}`,
+          purpose: 'Before the counts',
+          requiredClaims: ['is_active_student'],
+          metadata: null,
+          clientReference: null,
+          failedAttempts: 0,
+          result: null,
+          expiresAt: new Date(clock.now().getTime() + 300_000).toISOString(),
+          createdAt: at,
+          updatedAt: at,
+          consentedAt: null,
+          completedAt: null,
+          redactedAt: null,
+          returnUrl: null,
+        };
+      });
+      await insertSessions(store.db, sessions);
+      await store.db.updateTable('sessions').set({ verified: 1 }).where('id', '=', sessions[2]!.id).execute();
+      await store.db.updateTable('sessions').set({ verified: 0 }).where('id', '=', sessions[3]!.id).execute();
+      await migrate(store);
+      const read = await applicationMetrics(store.db, created.application.id, clock.now());
+      assert.deepEqual(read.sessions, {
+        total: 7,
+        pending: 1,
+        consented: 1,
+        verified: 1,
+        notVerified: 1,
+        expired: 1,
+        cancelled: 1,
+        declined: 1,
+      });
+    } finally {
+      await drop();
+    }
   });
 });
