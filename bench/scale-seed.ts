@@ -37,6 +37,45 @@ export interface SeedOptions {
   /** JSON of a completed session's result, and of its redacted form. */
   resultJson: string;
   redactedResultJson: string;
+  /** Every how many sessions one is the tenant's (default 10: a tenth; 1: all of them). */
+  tenantEvery?: number;
+}
+
+/** The event data and results the seed writes, in the service's shapes, as of `now`. */
+export function seedPayloads(now: number): Pick<SeedOptions, 'eventData' | 'resultJson' | 'redactedResultJson'> {
+  const university = { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' };
+  const claims = { is_active_student: true, academic_level: null, valid_until: null };
+  const result = {
+    verified: true,
+    format: 'sd-jwt-vc',
+    university,
+    claims,
+    failureReason: null,
+    failureMessage: null,
+    protocol: 'matricula',
+  };
+  return {
+    eventData: {
+      'consent.approved': '{"sessionId":"SESSION_ID"}',
+      'consent.declined': '{"sessionId":"SESSION_ID"}',
+      'verification.expired': '{"sessionId":"SESSION_ID"}',
+      'verification.cancelled': '{"sessionId":"SESSION_ID"}',
+      'verification.completed': JSON.stringify({
+        sessionId: 'SESSION_ID',
+        verified: true,
+        university,
+        claims,
+        protocol: 'matricula',
+      }),
+      'verification.redacted': JSON.stringify({ sessionId: 'SESSION_ID', redactedAt: new Date(now).toISOString() }),
+    },
+    resultJson: JSON.stringify(result),
+    redactedResultJson: JSON.stringify({
+      ...result,
+      university: null,
+      claims: { is_active_student: null, academic_level: null, valid_until: null },
+    }),
+  };
 }
 
 /** The 10 time characters of an id at `ms`, as src/domain/ids.ts writes them. */
@@ -138,7 +177,7 @@ export async function seed(db: Kysely<any>, o: SeedOptions): Promise<SeedShape> 
 
   // Per session number i: its time, owner and outcome, as SQL expressions.
   const created = `(${start} + i * ${step})`;
-  const tenantRow = 'i % 10 = 0';
+  const tenantRow = `i % ${o.tenantEvery ?? 10} = 0`;
   const orgNo = `(i % ${orgs}) + 1`;
   const appNo = `((i % ${orgs}) * 2 + 1 + (i / 10) % 2)`;
   const org = `case when ${tenantRow} then ${q(o.tenant.orgId)} else 'org_0000000000' || ${f.pad(orgNo)} end`;

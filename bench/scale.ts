@@ -39,7 +39,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { diskBytes, dueWork, spentNonceBurst } from './scale-due.ts';
-import { analyze, seed } from './scale-seed.ts';
+import { analyze, seed, seedPayloads } from './scale-seed.ts';
 import { backgroundLoad, startService, type Service } from './scale-service.ts';
 import { benchDatabase, load, median, REPO_ROOT, type BenchDialect } from './support.ts';
 
@@ -97,17 +97,6 @@ async function measure(dialect: BenchDialect, size: number): Promise<Figures> {
     const tenant = { orgId: org.organization.id, appId: org.application.id };
     const headers = { authorization: `Bearer ${org.apiKey.rawSecret}` };
     const now = Date.now();
-    const university = { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' };
-    const claims = { is_active_student: true, academic_level: null, valid_until: null };
-    const result = {
-      verified: true,
-      format: 'sd-jwt-vc',
-      university,
-      claims,
-      failureReason: null,
-      failureMessage: null,
-      protocol: 'matricula',
-    };
     t0 = performance.now();
     await seed(store.db, {
       dialect,
@@ -116,26 +105,7 @@ async function measure(dialect: BenchDialect, size: number): Promise<Figures> {
       tenant,
       resultRetentionDays: config.resultRetentionDays,
       eventRetentionDays: config.eventRetentionDays,
-      eventData: {
-        'consent.approved': '{"sessionId":"SESSION_ID"}',
-        'consent.declined': '{"sessionId":"SESSION_ID"}',
-        'verification.expired': '{"sessionId":"SESSION_ID"}',
-        'verification.cancelled': '{"sessionId":"SESSION_ID"}',
-        'verification.completed': JSON.stringify({
-          sessionId: 'SESSION_ID',
-          verified: true,
-          university,
-          claims,
-          protocol: 'matricula',
-        }),
-        'verification.redacted': JSON.stringify({ sessionId: 'SESSION_ID', redactedAt: new Date(now).toISOString() }),
-      },
-      resultJson: JSON.stringify(result),
-      redactedResultJson: JSON.stringify({
-        ...result,
-        university: null,
-        claims: { is_active_student: null, academic_level: null, valid_until: null },
-      }),
+      ...seedPayloads(now),
     });
     await dueWork(store.db, tenant, now, {
       result: config.resultRetentionDays,

@@ -56,6 +56,10 @@ import { createOrganization } from '../src/services/organizations.ts';
 import { insertNewEndpoint } from '../src/services/webhooks.ts';
 import { migrate, openStore, type Store } from '../src/store/db.ts';
 import { DeliveryWorker } from '../src/webhooks/worker.ts';
+import { installStatementCounter } from '../test/support/statements.ts';
+
+// Before any store opens: a pg client binds its query method when it is made.
+const statements = installStatementCounter();
 
 const { values } = parseArgs({
   options: {
@@ -313,9 +317,13 @@ async function burstAndPaced(dialect: 'sqlite' | 'postgres') {
 }
 
 /** A backlog of `EVENTS` committed before the worker starts: how fast the worker alone drains it. */
-async function drain(
-  dialect: 'sqlite' | 'postgres',
-): Promise<{ deliveriesPerSecond: number; received: number; cpuMicrosPerDelivery: number }> {
+async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
+  deliveriesPerSecond: number;
+  received: number;
+  cpuMicrosPerDelivery: number;
+  statementsPerEvent: number;
+  statementsPerDelivery: number;
+}> {
   const bench = await openBenchStore(dialect);
   const { store } = bench;
   const receiver = await startReceiver();
@@ -327,19 +335,25 @@ async function drain(
   await receiver.waitFor(await paced(50, 500, tenant.emit), 30_000);
   await worker.stop();
   const ids: string[] = [];
-  await Promise.all(
-    Array.from({ length: PRODUCERS }, async () => {
-      while (ids.length < EVENTS) {
-        const i = ids.push('') - 1;
-        ids[i] = await tenant.emit();
-      }
-    }),
+  // Statements sent to the database (each a round trip on PostgreSQL), counted at the driver: by
+  // the producers per event, and by the worker per delivery. Counts, not time: they hold on any machine.
+  const producerStatements = await statements.during(() =>
+    Promise.all(
+      Array.from({ length: PRODUCERS }, async () => {
+        while (ids.length < EVENTS) {
+          const i = ids.push('') - 1;
+          ids[i] = await tenant.emit();
+        }
+      }),
+    ),
   );
   worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
-  await worker.start();
-  await receiver.waitFor(ids, 300_000);
+  const workerStatements = await statements.during(async () => {
+    await worker.start();
+    await receiver.waitFor(ids, 300_000);
+  });
   const cpu = process.cpuUsage(cpuBefore);
   const lastReceipt = Math.max(...ids.map((id) => receiver.receivedAt.get(id) ?? 0));
   const received = ids.filter((id) => receiver.receivedAt.has(id)).length;
@@ -350,6 +364,8 @@ async function drain(
     deliveriesPerSecond: Math.round(ids.length / ((lastReceipt - started) / 1000)),
     received,
     cpuMicrosPerDelivery: Math.round((cpu.user + cpu.system) / ids.length),
+    statementsPerEvent: Math.round((producerStatements.length / ids.length) * 100) / 100,
+    statementsPerDelivery: Math.round((workerStatements.length / ids.length) * 100) / 100,
   };
 }
 
@@ -579,8 +595,11 @@ async function main(): Promise<void> {
       const d = await drain(dialect);
       log(
         `${dialect} drain: ${d.deliveriesPerSecond} deliveries/s from a backlog of ${EVENTS} (${d.received}/${EVENTS}), ` +
-          `${d.cpuMicrosPerDelivery} µs of this process's CPU per delivery (the receiver's included)`,
+          `${d.cpuMicrosPerDelivery} µs of this process's CPU per delivery (the receiver's included); ` +
+          `${d.statementsPerEvent} statements per event enqueued, ${d.statementsPerDelivery} per delivery drained`,
       );
+      out.drain_statements_per_event = d.statementsPerEvent;
+      out.drain_statements_per_delivery = d.statementsPerDelivery;
       out.drain_deliveries_per_s = d.deliveriesPerSecond;
       out.drain_cpu_us_per_delivery = d.cpuMicrosPerDelivery;
     }

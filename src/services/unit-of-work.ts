@@ -6,7 +6,7 @@ import { newId } from '../domain/ids.ts';
 import type { Db } from '../store/db.ts';
 import { insideTransactionOf } from '../store/dialect.ts';
 import type { NewDelivery } from '../store/webhook-deliveries/recording.ts';
-import { notifyWorkers, subscribers, writeEvent } from '../webhooks/outbox.ts';
+import { notifyWorkers, writeEvent, writeEventToSubscribers } from '../webhooks/outbox.ts';
 import type { DeliveryWakeups } from '../webhooks/wake.ts';
 
 /** The application an event is about, and its organization. */
@@ -99,7 +99,7 @@ export function createUnitOfWork(deps: {
         db: trx,
         async record(source, type, data) {
           const event = envelope(source, type, data);
-          enqueued(await writeEvent(trx, event, source.orgId, await subscribers(trx, event), { clock, origin }));
+          enqueued(await writeEventToSubscribers(trx, event, source.orgId, { clock, origin }));
           touched(data);
           return event;
         },

@@ -288,6 +288,22 @@ export interface SessionFunnelDailyTable {
   not_verified: number;
 }
 
+/**
+ * An application's sessions by stored status and outcome, kept by triggers on `sessions`
+ * (migration 0021); one row per application and last character of the session id.
+ */
+export interface SessionCountsTable {
+  app_id: string;
+  shard: string;
+  pending: number;
+  consented: number;
+  verified: number;
+  not_verified: number;
+  expired: number;
+  cancelled: number;
+  declined: number;
+}
+
 /** A trusted identity provider of university login (migration 0012). */
 export interface IdentityProvidersTable {
   id: string;
@@ -363,6 +379,7 @@ export interface Database {
   webauthn_challenges: WebauthnChallengesTable;
   audit_log: AuditLogTable;
   session_funnel_daily: SessionFunnelDailyTable;
+  session_counts: SessionCountsTable;
   identity_providers: IdentityProvidersTable;
   sso_requests: SsoRequestsTable;
   sso_spent_assertions: SsoSpentAssertionsTable;

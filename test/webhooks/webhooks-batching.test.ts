@@ -301,7 +301,9 @@ forEachDialect('webhook delivery in batches', (dialect) => {
         });
     });
     assert.deepEqual(await Promise.all(recorded), [true, true, true]);
-    assert.equal(counts.attemptInserts, 1, 'one INSERT of the three attempts');
+    // PostgreSQL records a batch in one statement whose INSERT is SQL of its own (recording.ts).
+    if (dialect === 'postgres') assert.equal(counts.queries, 1, 'one statement records the three attempts');
+    else assert.equal(counts.attemptInserts, 1, 'one INSERT of the three attempts');
     const statuses = await h.store.db.selectFrom('webhook_deliveries').select('status').execute();
     assert.deepEqual(
       statuses.map((r) => r.status),

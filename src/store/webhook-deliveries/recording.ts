@@ -115,40 +115,49 @@ function attemptRow({ deliveryId, record }: PendingRecord): Insertable<WebhookAt
 }
 
 /**
- * The common batch on PostgreSQL, every attempt answered the same way (all delivered, or all
- * failed for good) and no endpoint to disable: one statement, hence one round trip and no
- * BEGIN/COMMIT, where the transaction takes four. Its WITH moves the deliveries still held by
- * their claim; the INSERT logs the attempts of exactly those (the attempts travel as one JSON
- * parameter, typed by the table's row type). A statement is atomic as a transaction is.
+ * A batch on PostgreSQL as one statement, whatever its attempts' outcomes: one round trip and no
+ * BEGIN/COMMIT, where the transaction takes four and one more per retry (a retry has a due date
+ * of its own). The moves travel as one JSON parameter and are applied by one UPDATE … FROM, which
+ * moves only the deliveries still held by their claim; the INSERT logs the attempts of exactly
+ * those (a second JSON parameter, typed by the table's row type), and a 410 among them disables
+ * its endpoint in a third part of the WITH, which PostgreSQL runs whether or not it is read. A
+ * statement is atomic as a transaction is.
  */
-async function recordFinalInOneStatement(
-  db: Db,
-  records: PendingRecord[],
-  status: 'succeeded' | 'failed',
-  now: string,
-): Promise<Set<string>> {
+async function recordInOneStatement(db: Db, records: PendingRecord[], now: string): Promise<Set<string>> {
+  const moves = JSON.stringify(
+    records.map(({ deliveryId, token, record }) => ({
+      id: deliveryId,
+      token,
+      status: record.next.status,
+      due_at: record.next.status === 'pending' ? record.next.dueAt : null,
+      gone: record.disableEndpoint?.endpointId ?? null,
+    })),
+  );
   const attempts = JSON.stringify(records.map(attemptRow));
-  const rows = await db
-    .with('moved', (q) => finishQuery(q, status, records, now))
-    .insertInto('webhook_attempts')
-    .expression((eb) =>
-      eb
-        .selectFrom(
-          sql<WebhookAttemptsTable>`json_populate_recordset(null::webhook_attempts, ${attempts}::json)`.as('a'),
-        )
-        .selectAll('a')
-        .where('a.delivery_id', 'in', eb.selectFrom('moved').select('moved.id')),
+  const { rows } = await sql<{ delivery_id: string }>`with input as (
+      select * from json_to_recordset(${moves}::json) as x(id text, token text, status text, due_at text, gone text)
+    ), moved as (
+      update webhook_deliveries as d set status = x.status, due_at = x.due_at, lease_token = null, updated_at = ${now},
+        delivered_at = case when x.status = 'succeeded' then ${now} else d.delivered_at end
+      from input as x where d.id = x.id and d.status = 'sending' and d.lease_token = x.token
+      returning d.id
+    ), disabled as (
+      update webhook_endpoints set enabled = 0, disabled_reason = 'endpoint_gone', updated_at = ${now}
+      where id in (select x.gone from input as x join moved as m on m.id = x.id where x.gone is not null)
     )
-    .returning('delivery_id')
-    .execute();
+    insert into webhook_attempts
+    select a.* from json_populate_recordset(null::webhook_attempts, ${attempts}::json) as a
+    where a.delivery_id in (select id from moved)
+    returning delivery_id`.execute(db);
   return new Set(rows.map((row) => row.delivery_id));
 }
 
 /**
  * Records many attempts in one transaction (the worker's batch), each only if its claim still
  * holds the lease: the deliveries move on, their attempts are logged, a 410 disables its endpoint.
- * Outcomes without a date of their own (succeeded, failed) are written with one UPDATE per
- * outcome; a retry has its own due date and is one UPDATE each.
+ * On PostgreSQL that is one statement ({@link recordInOneStatement}). Elsewhere, outcomes without
+ * a date of their own (succeeded, failed) are written with one UPDATE per outcome; a retry has
+ * its own due date and is one UPDATE each.
  * @returns the ids of the deliveries recorded; the others were not ours any more and nothing of
  *   theirs is written.
  */
@@ -158,13 +167,7 @@ export async function recordAttempts(db: Db, records: PendingRecord[], now: stri
       throw new Error(`a delivery cannot move from sending to ${record.next.status}`);
   }
   if (records.length === 0) return new Set();
-  const status = records[0].record.next.status;
-  if (
-    capabilitiesOf(db).writableCtes &&
-    (status === 'succeeded' || status === 'failed') &&
-    records.every((r) => r.record.next.status === status && !r.record.disableEndpoint)
-  )
-    return recordFinalInOneStatement(db, records, status, now);
+  if (capabilitiesOf(db).writableCtes) return recordInOneStatement(db, records, now);
   return db.transaction().execute(async (trx) => {
     const recorded = new Set<string>();
     const moveMany = async (status: 'succeeded' | 'failed', group: PendingRecord[]) => {
