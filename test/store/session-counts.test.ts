@@ -1,25 +1,25 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { effectiveStatus, type SessionStatus } from '../src/domain/session-state.ts';
-import { applyEventRetention } from '../src/services/event-retention.ts';
-import { expireDueSessions } from '../src/services/expiry.ts';
-import { applyResultRetention } from '../src/services/redaction.ts';
-import { applicationMetrics, type ApplicationMetrics } from '../src/store/metrics.ts';
+import { effectiveStatus, type SessionStatus } from '../../src/domain/session-state.ts';
+import { applyEventRetention } from '../../src/services/event-retention.ts';
+import { expireDueSessions } from '../../src/services/expiry.ts';
+import { applyResultRetention } from '../../src/services/redaction.ts';
+import { applicationMetrics, type ApplicationMetrics } from '../../src/store/metrics.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Migrator } from 'kysely';
 import pg from 'pg';
-import { TestClock } from '../src/domain/clock.ts';
-import { newId } from '../src/domain/ids.ts';
-import type { Session } from '../src/domain/session.ts';
-import { createOrganization } from '../src/services/organizations.ts';
-import { migrate, openStore, type Store } from '../src/store/db.ts';
-import { MIGRATIONS } from '../src/store/migrations/index.ts';
-import { insertSessions } from '../src/store/sessions.ts';
-import { forEachDialect, useHarness, type DialectName, type Harness, type Tenant } from './support/harness.ts';
-import { buildPresentation, consent, createSession, submit, type CreatedSession } from './support/sessions.ts';
+import { TestClock } from '../../src/domain/clock.ts';
+import { newId } from '../../src/domain/ids.ts';
+import type { Session } from '../../src/domain/session.ts';
+import { createOrganization } from '../../src/services/organizations.ts';
+import { migrate, openStore, type Store } from '../../src/store/db.ts';
+import { MIGRATIONS } from '../../src/store/migrations/index.ts';
+import { insertSessions } from '../../src/store/sessions.ts';
+import { forEachDialect, useHarness, type DialectName, type Harness, type Tenant } from '../support/harness.ts';
+import { buildPresentation, consent, createSession, submit, type CreatedSession } from '../support/sessions.ts';
 
 /**
  * Issue 28: an application's counts come from session_counts (migration 0021), kept by triggers in

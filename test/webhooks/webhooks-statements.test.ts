@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { claimDueDeliveries } from '../src/store/webhook-deliveries/claim.ts';
-import { recordAttempts, type PendingRecord } from '../src/store/webhook-deliveries/recording.ts';
-import type { AttemptOutcome } from '../src/domain/delivery-state.ts';
-import { forEachDialect, startHarness, type Harness, type Tenant } from './support/harness.ts';
-import { installStatementCounter } from './support/statements.ts';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
-import { createEndpoint, emitEvent, workerFor } from './support/webhooks.ts';
+import { claimDueDeliveries } from '../../src/store/webhook-deliveries/claim.ts';
+import { recordAttempts, type PendingRecord } from '../../src/store/webhook-deliveries/recording.ts';
+import type { AttemptOutcome } from '../../src/domain/delivery-state.ts';
+import { forEachDialect, startHarness, type Harness, type Tenant } from '../support/harness.ts';
+import { installStatementCounter } from '../support/statements.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { createEndpoint, emitEvent, workerFor } from '../support/webhooks.ts';
 
 /**
  * Issue 30, "PostgreSQL delivery path": the statements (on PostgreSQL, each a round trip) the
