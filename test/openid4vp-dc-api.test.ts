@@ -119,9 +119,15 @@ forEachDialect('OpenID4VP over the Digital Credentials API', (dialect) => {
     const resolved = await resolveDcApi(signed!, s.baseUrl, s.anchors);
     const now = s.h.clock.now();
     const cases: Array<[Record<string, unknown>, string]> = [
-      [await dcApiAnswer(resolved, s.credential, s.baseUrl, now, { aud: 'origin:https://evil.example' }), 'audience_mismatch'],
+      [
+        await dcApiAnswer(resolved, s.credential, s.baseUrl, now, { aud: 'origin:https://evil.example' }),
+        'audience_mismatch',
+      ],
       [await dcApiAnswer(resolved, s.credential, s.baseUrl, now, { nonce: 'another-nonce' }), 'nonce_mismatch'],
-      [await dcApiAnswer(resolved, s.credential, s.baseUrl, now, { aud: String(resolved.client.original.clientId) }), 'audience_mismatch'],
+      [
+        await dcApiAnswer(resolved, s.credential, s.baseUrl, now, { aud: String(resolved.client.original.clientId) }),
+        'audience_mismatch',
+      ],
       [await dcApiAnswer(resolved, s.credential, s.baseUrl, now, { encrypt: false }), 'malformed_presentation'],
     ];
     for (const [data, reason] of cases) {
@@ -139,12 +145,19 @@ forEachDialect('OpenID4VP over the Digital Credentials API', (dialect) => {
     });
     assert.equal(reply.body.reason, 'audience_mismatch');
     const read = await readSession(s.h, s.tenant, session.sessionId);
-    assert.deepEqual([read.status, read.result?.verified], ['completed', false], 'the fifth ends it: too_many_attempts');
+    assert.deepEqual(
+      [read.status, read.result?.verified],
+      ['completed', false],
+      'the fifth ends it: too_many_attempts',
+    );
   });
 
   test('access_denied declines the session; another error consents nothing and leaves it open', async () => {
     const session = await createSession(s.h, s.tenant);
-    const other = await post(s.h, session, { protocol: 'openid4vp-v1-unsigned', data: { error: 'wallet_unavailable' } });
+    const other = await post(s.h, session, {
+      protocol: 'openid4vp-v1-unsigned',
+      data: { error: 'wallet_unavailable' },
+    });
     assert.deepEqual([other.status, other.body], [200, {}]);
     assert.equal(await status(session.sessionId), 'pending');
     const declined = await post(s.h, session, { protocol: 'openid4vp-v1-unsigned', data: { error: 'access_denied' } });
@@ -155,7 +168,9 @@ forEachDialect('OpenID4VP over the Digital Credentials API', (dialect) => {
 
   test('bad input: a wrong token, an unknown protocol, no data: OAuth errors', async () => {
     const session = await createSession(s.h, s.tenant);
-    const wrong = await s.h.app.inject({ url: `/openid4vp/v1/sessions/${session.sessionId}/dc-api/request?token=nope` });
+    const wrong = await s.h.app.inject({
+      url: `/openid4vp/v1/sessions/${session.sessionId}/dc-api/request?token=nope`,
+    });
     assert.equal(wrong.statusCode, 404);
     assert.equal(wrong.json().error, 'invalid_request');
     for (const body of [{ protocol: 'openid4vp', data: {} }, { protocol: 'openid4vp-v1-signed' }, { data: {} }]) {

@@ -102,8 +102,8 @@ async function openPanels(s: PortalSession, current: PortalPanel): Promise<SafeH
   const walletLink = `/wallet?payload=${encodeURIComponent(s.qrPayload)}`;
   // The switch is two radio buttons and CSS (:has), so it works without JavaScript.
   return html`<div class="scan" ${panelAttributes('pending', current)} data-title="Scan to verify">
-      <h2 id="scan-heading">Scan with your student wallet</h2>
       ${dcApiOption(s)}
+      <h2 id="scan-heading">Scan with your student wallet</h2>
       <div class="wallet-switch" role="radiogroup" aria-label="Which wallet do you use?">
         <input type="radio" name="wallet" id="wallet-matricula" value="matricula" checked>
         <label for="wallet-matricula">Student wallet</label>

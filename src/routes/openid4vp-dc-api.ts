@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { limitedPerSession } from '../http/rate-limit.ts';
+import { StringEnum } from '../domain/schemas.ts';
 import { PUBLIC } from '../http/schemas.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { DC_API_PROTOCOLS, dcApiRequests, receiveDcApiResponse } from '../services/openid4vp/index.ts';
@@ -18,10 +19,9 @@ const TokenQuery = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 128, description: 'The request token of openid4vpUri' }) },
   { additionalProperties: false },
 );
-const Protocol = Type.Union(
-  DC_API_PROTOCOLS.map((p) => Type.Literal(p)),
-  { description: 'The OpenID4VP protocol identifier of the Digital Credentials API' },
-);
+const Protocol = StringEnum(DC_API_PROTOCOLS, {
+  description: 'The OpenID4VP protocol identifier of the Digital Credentials API',
+});
 const AnyObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
 
 export const openid4vpDcApiRoutes =
@@ -43,9 +43,7 @@ export const openid4vpDcApiRoutes =
         response: {
           200: Type.Object(
             {
-              requests: Type.Array(
-                Type.Object({ protocol: Protocol, data: AnyObject('The request, for the wallet') }),
-              ),
+              requests: Type.Array(Type.Object({ protocol: Protocol, data: AnyObject('The request, for the wallet') })),
             },
             { description: 'The requests, signed one first' },
           ),
@@ -71,7 +69,15 @@ export const openid4vpDcApiRoutes =
         querystring: TokenQuery,
         body: Type.Object(
           { protocol: Protocol, data: AnyObject("The DigitalCredential's data") },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [
+              {
+                protocol: 'openid4vp-v1-signed',
+                data: { response: 'eyJhbGciOiJFQ0RILUVTIiwiZW5jIjoiQTI1NkdDTSIsImtpZCI6InNlc3NfMS1lbmMifQ..…' },
+              },
+            ],
+          },
         ),
         response: { 200: Type.Object({}, { description: 'The answer was received' }), ...OAUTH_ERRORS },
       },

@@ -88,7 +88,11 @@ export const OAUTH_ERRORS = {
 };
 
 /** Every error of these routes as OAuth's JSON; faults are logged and stay generic. */
-export function oauthErrors(error: FastifyError | Openid4vpError | ApiError, request: FastifyRequest, reply: FastifyReply) {
+export function oauthErrors(
+  error: FastifyError | Openid4vpError | ApiError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
   let status: number;
   let body: { error: string; error_description: string; reason?: string };
   if (error instanceof Openid4vpError) {

@@ -22,12 +22,10 @@
   };
 
   const loadRequests = () =>
-    fetch(box.dataset.requestPath, { cache: 'no-store', headers: { accept: 'application/json' } }).then(
-      (response) => {
-        if (!response.ok) throw new Error('the request endpoint answered ' + response.status);
-        return response.json();
-      },
-    );
+    fetch(box.dataset.requestPath, { cache: 'no-store', headers: { accept: 'application/json' } }).then((response) => {
+      if (!response.ok) throw new Error('the request endpoint answered ' + response.status);
+      return response.json();
+    });
   let requests = loadRequests();
   // A failed load is retried on the click; it must not surface as an unhandled rejection meanwhile.
   requests.catch(() => {});

@@ -4,6 +4,7 @@ import type { CredentialProfile } from '../../domain/credential-profiles.ts';
 import type { Session } from '../../domain/session.ts';
 import { findApplicationById } from '../../store/applications.ts';
 import type { ServiceDeps } from '../deps.ts';
+import { dcqlQuery } from './dcql.ts';
 import { openSession } from './open-request.ts';
 import {
   authorizationRequestPayload,
@@ -59,7 +60,7 @@ export function dcApiRequestPayload(
     response_type: 'vp_token',
     response_mode: 'dc_api.jwt',
     nonce: base.nonce,
-    dcql_query: base.dcql_query,
+    dcql_query: dcqlQuery(profiles, session.requiredClaims, extra.trustedAuthorities),
     client_metadata: {
       ...(extra.clientName ? { client_name: extra.clientName } : {}),
       vp_formats_supported: base.client_metadata!.vp_formats_supported,

@@ -114,7 +114,11 @@ export interface DcApiReceipt {
 }
 
 /** An error response: never a presentation nor a consent; `access_denied` declines the session. */
-async function walletError(deps: ServiceDeps, session: Session, params: Record<string, unknown>): Promise<DcApiReceipt> {
+async function walletError(
+  deps: ServiceDeps,
+  session: Session,
+  params: Record<string, unknown>,
+): Promise<DcApiReceipt> {
   const error = walletErrorLabel(String(params.error));
   if (error === 'access_denied' && !(await decide(deps, session, 'declined')))
     throw await refusal(deps, session.id, 'decline');
