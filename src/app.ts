@@ -33,6 +33,7 @@ import { sessionRoutes } from './routes/sessions.ts';
 import { verifyRoutes } from './routes/verify.ts';
 import { walletRoutes } from './routes/wallet.ts';
 import { openid4vpRoutes } from './routes/openid4vp.ts';
+import { openid4vpDcApiRoutes } from './routes/openid4vp-dc-api.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { sandboxIdpRoutes } from './routes/sandbox-idp.ts';
 import { universityLoginRoutes } from './routes/university-login.ts';
@@ -227,6 +228,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(sessionRoutes(services));
   await app.register(walletRoutes(services));
   await app.register(openid4vpRoutes(services));
+  await app.register(openid4vpDcApiRoutes(services));
   await app.register(universityLoginRoutes(services));
   await app.register(sandboxIdpRoutes(services));
   await app.register(portalRoutes(services));

@@ -14,6 +14,7 @@ const FILES = {
   'dashboard.css': 'text/css; charset=utf-8',
   'dashboard.js': 'text/javascript; charset=utf-8',
   'university-login.js': 'text/javascript; charset=utf-8',
+  'dc-api.js': 'text/javascript; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 } as const;
 

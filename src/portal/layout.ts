@@ -65,7 +65,12 @@ export function sendPage(
   reply: FastifyReply,
   status: number,
   page: SafeHtml,
-  options: { frameAncestors?: readonly string[]; referrerPolicy?: 'no-referrer' | 'same-origin' } = {},
+  options: {
+    frameAncestors?: readonly string[];
+    referrerPolicy?: 'no-referrer' | 'same-origin';
+    /** The page may ask a wallet through the browser's Digital Credentials API (the portal page only). */
+    digitalCredentials?: boolean;
+  } = {},
 ): FastifyReply {
   const ancestors = options.frameAncestors ?? [];
   const csp =
@@ -74,12 +79,17 @@ export function sendPage(
       : PAGE_CSP.replace("frame-ancestors 'none'", `frame-ancestors ${ancestors.join(' ')}`);
   // X-Frame-Options cannot name several origins; browsers that know frame-ancestors ignore it anyway.
   if (ancestors.length === 0) reply.header('x-frame-options', 'DENY');
-  return reply
-    .status(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', csp)
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', options.referrerPolicy ?? 'no-referrer')
-    .header('x-content-type-options', 'nosniff')
-    .send(page.value);
+  return (
+    reply
+      .status(status)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('content-security-policy', csp)
+      // Only the portal page, in its own top-level document, may call navigator.credentials.get({digital});
+      // no page delegates it to a frame.
+      .header('permissions-policy', `digital-credentials-get=(${options.digitalCredentials ? 'self' : ''})`)
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', options.referrerPolicy ?? 'no-referrer')
+      .header('x-content-type-options', 'nosniff')
+      .send(page.value)
+  );
 }

@@ -12,6 +12,8 @@ export interface PageResult {
   headers?: Record<string, string>;
   /** Origins that may frame it (layout.ts sendPage); none by default. */
   frameAncestors?: readonly string[];
+  /** The page may use the Digital Credentials API (layout.ts sendPage). */
+  digitalCredentials?: boolean;
 }
 
 /**
@@ -21,9 +23,9 @@ export interface PageResult {
 export function pageHandler<R extends FastifyRequest>(render: (request: R) => Promise<PageResult>) {
   return async (request: R, reply: FastifyReply): Promise<FastifyReply> => {
     try {
-      const { status, page, headers, frameAncestors } = await render(request);
+      const { status, page, headers, frameAncestors, digitalCredentials } = await render(request);
       if (headers) reply.headers(headers);
-      return sendPage(reply, status, page, { frameAncestors });
+      return sendPage(reply, status, page, { frameAncestors, digitalCredentials });
     } catch (error) {
       if (error instanceof ApiError && error.code === 'not_found') return sendPage(reply, 404, notFoundPage());
       request.log.error({ err: error }, 'page failed');

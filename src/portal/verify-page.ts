@@ -102,6 +102,7 @@ async function openPanels(s: PortalSession, current: PortalPanel): Promise<SafeH
   const walletLink = `/wallet?payload=${encodeURIComponent(s.qrPayload)}`;
   // The switch is two radio buttons and CSS (:has), so it works without JavaScript.
   return html`<div class="scan" ${panelAttributes('pending', current)} data-title="Scan to verify">
+      ${dcApiOption(s)}
       <h2 id="scan-heading">Scan with your student wallet</h2>
       <div class="wallet-switch" role="radiogroup" aria-label="Which wallet do you use?">
         <input type="radio" name="wallet" id="wallet-matricula" value="matricula" checked>
@@ -131,8 +132,21 @@ async function openPanels(s: PortalSession, current: PortalPanel): Promise<SafeH
       <h2 class="final-heading" tabindex="-1">Approved in your wallet</h2>
       <p>Checking the proof your wallet sends. This takes a few seconds.</p>
     </div>
+    <p class="hint dc-api-status" id="dc-api-status" role="status" data-open hidden></p>
     <p class="countdown" data-open>Code expires in <span id="countdown" role="timer">${minutesSeconds(Date.parse(s.expiresAt) - Date.parse(s.now))}</span></p>
     <p class="connection" id="connection" role="alert" hidden>Connection lost. Trying again…</p>`;
+}
+
+/**
+ * "Use a wallet on this device": the browser's Digital Credentials API (dc-api.js shows it only
+ * where `DigitalCredential` exists and the page may use it). Hidden without JavaScript; the QR
+ * codes and links below stay for every other browser.
+ */
+function dcApiOption(s: PortalSession): SafeHtml {
+  return html`<div class="dc-api" id="dc-api" data-request-path="${s.dcApi.requestPath}" data-response-path="${s.dcApi.responsePath}" hidden>
+        <div class="actions"><button type="button" class="button button-primary" id="dc-api-button">Use a wallet on this device</button></div>
+        <p class="hint">Your browser asks a wallet on this device. Or scan a code below.</p>
+      </div>`;
 }
 
 /** Seconds the final screen stays before the page sends the student back to the business's returnUrl. */
@@ -176,7 +190,7 @@ export async function verifyPage(s: PortalSession, options: { embedOrigin?: stri
       : (FINAL_SCREENS[current as keyof typeof FINAL_SCREENS]?.heading ?? 'Approved in your wallet');
   // An ended session needs verify.js only to send the student back, or to tell the drop-in.
   const script: PageOptions['script'] = open
-    ? ['verify.js', 'university-login.js']
+    ? ['verify.js', 'university-login.js', 'dc-api.js']
     : returnTo || embedOrigin
       ? 'verify.js'
       : undefined;

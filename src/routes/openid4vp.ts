@@ -75,7 +75,7 @@ const errorRef = (description: string): TSchema => {
     },
   } as unknown as TSchema;
 };
-const OAUTH_ERRORS = {
+export const OAUTH_ERRORS = {
   400: errorRef('invalid_request: malformed, expired, already answered, or a rejected presentation'),
   404: errorRef('invalid_request: no such authorization request (unknown session or wrong token)'),
   413: errorRef('invalid_request: the body is larger than the limit'),
@@ -88,7 +88,11 @@ const OAUTH_ERRORS = {
 };
 
 /** Every error of these routes as OAuth's JSON; faults are logged and stay generic. */
-function oauthErrors(error: FastifyError | Openid4vpError | ApiError, request: FastifyRequest, reply: FastifyReply) {
+export function oauthErrors(
+  error: FastifyError | Openid4vpError | ApiError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
   let status: number;
   let body: { error: string; error_description: string; reason?: string };
   if (error instanceof Openid4vpError) {

@@ -111,7 +111,7 @@ export const portalRoutes =
         const { embed } = request.query;
         const embedOrigin = typeof embed === 'string' && session.frameAncestors.includes(embed) ? embed : null;
         const page = await verifyPage(session, { embedOrigin });
-        return { status: 200, page, headers, frameAncestors: session.frameAncestors };
+        return { status: 200, page, headers, frameAncestors: session.frameAncestors, digitalCredentials: true };
       }),
     );
     app.get('/verify', HIDDEN, sendNotFoundPage);

@@ -9,6 +9,7 @@ import { findSession } from '../store/sessions.ts';
 import { type Session } from '../domain/session.ts';
 import type { ServiceDeps } from './deps.ts';
 import { openid4vpUri } from './openid4vp/request.ts';
+import { requestToken } from './openid4vp/session-secrets.ts';
 import { sessionView } from './sessions.ts';
 
 type PortalDeps = Pick<ServiceDeps, 'db' | 'clock' | 'config'>;
@@ -40,6 +41,11 @@ export interface PortalSession extends PublicSessionStatus {
   openid4vpUri: string;
   /** …or opened on this one: the wallet sends the student back here afterwards. */
   openid4vpSameDeviceUri: string;
+  /**
+   * The Digital Credentials API endpoints of the session (paths on the page's own origin, with the
+   * request token of openid4vpUri): the page asks a wallet on the device through the browser.
+   */
+  dcApi: { requestPath: string; responsePath: string };
   /** Where the student goes once the session ends: its returnUrl with `session=<id>`; null without one. */
   returnTo: string | null;
   /** The origins that may frame the page (the application's allowedReturnOrigins); none: no framing. */
@@ -126,7 +132,14 @@ export async function portalSession(deps: PortalDeps, sessionId: string): Promis
     qrPayload: sessionView(session, deps).qrPayload,
     openid4vpUri: openid4vpUri(deps.config, session),
     openid4vpSameDeviceUri: openid4vpUri(deps.config, session, { sameDevice: true }),
+    dcApi: dcApiPaths(session),
     returnTo: session.returnUrl === null ? null : returnAddress(session.returnUrl, session.id),
     frameAncestors: app?.allowedReturnOrigins ?? [],
   };
+}
+
+function dcApiPaths(session: Session): PortalSession['dcApi'] {
+  const base = `/openid4vp/v1/sessions/${encodeURIComponent(session.id)}/dc-api`;
+  const query = `?token=${requestToken(session.challengeNonce)}`;
+  return { requestPath: `${base}/request${query}`, responsePath: `${base}/response${query}` };
 }

@@ -53,6 +53,8 @@ forEachDialect('direct verify is no replay oracle (finding 2)', (dialect) => {
     for (const audience of [
       `x509_san_dns:${host}`,
       `redirect_uri:${h.config.baseUrl}/openid4vp/v1/sessions/sess_x/response`,
+      // The audience of answers through the Digital Credentials API: the portal's origin.
+      `origin:${new URL(h.config.portalUrl).origin}`,
     ]) {
       const nonce = freshNonce();
       const presentation = await buildPresentation(h, 'sd-jwt-vc', { nonce, audience });

@@ -53,6 +53,10 @@ export const PUBLIC_OPERATIONS: Record<string, string> = {
   'POST /openid4vp/v1/sessions/{sessionId}/request': 'OpenID4VP wallet: the request token of openid4vpUri',
   'POST /openid4vp/v1/sessions/{sessionId}/response':
     'OpenID4VP wallet: the request token, then the nonce and key binding',
+  'GET /openid4vp/v1/sessions/{sessionId}/dc-api/request':
+    'the portal page, for the Digital Credentials API: the request token of openid4vpUri',
+  'POST /openid4vp/v1/sessions/{sessionId}/dc-api/response':
+    'the portal page, for the Digital Credentials API: the request token, then the nonce and key binding',
   'GET /openid4vp/v1/certificate': 'the public certificate that signs request objects',
   'GET /saml/v1/metadata': 'the SAML service provider metadata: public by design',
   'GET /sandbox/idp/v1/metadata': 'the sandbox identity provider metadata: public by design',

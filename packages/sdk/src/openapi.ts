@@ -316,6 +316,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openid4vp/v1/sessions/{sessionId}/dc-api/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The OpenID4VP requests of a session for the Digital Credentials API
+         * @description What the portal page passes to navigator.credentials.get({digital: {requests}}): openid4vp-v1-signed (the signed request object, response_mode dc_api.jwt, expected_origins the portal's origin; under an x509 client identifier prefix) and openid4vp-v1-unsigned. Both ask for an answer encrypted to the session's key.
+         */
+        get: operations["retrieveDigitalCredentialsRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openid4vp/v1/sessions/{sessionId}/dc-api/response": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A wallet's answer through the Digital Credentials API, as the portal page received it
+         * @description The DigitalCredential's protocol and data: data.response is the JWE (dc_api.jwt) holding the vp_token, whose key-binding JWT has aud origin:<the portal's origin> and the request's nonce; or an error response (data.error). Judged like an answer at the response_uri: a rejected presentation is a failed attempt (400, with its reason); access_denied declines the session; another error leaves it open.
+         */
+        post: operations["submitDigitalCredentialsResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/saml/v1/metadata": {
         parameters: {
             query?: never;
@@ -4025,6 +4065,250 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Openid4vpResponseAcknowledgement"];
+                };
+            };
+            /** @description invalid_request: malformed, expired, already answered, or a rejected presentation */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: no such authorization request (unknown session or wrong token) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is not application/x-www-form-urlencoded */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: too many requests from this address, or the proof workers are saturated; Retry-After says when to come back */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description server_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: the server is shutting down; Retry-After says when to come back */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    retrieveDigitalCredentialsRequest: {
+        parameters: {
+            query: {
+                /** @description The request token of openid4vpUri */
+                token: string;
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requests, signed one first */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requests: {
+                            /**
+                             * @description The OpenID4VP protocol identifier of the Digital Credentials API
+                             * @enum {string}
+                             */
+                            protocol: "openid4vp-v1-signed" | "openid4vp-v1-unsigned";
+                            /** @description The request, for the wallet */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description invalid_request: malformed, expired, already answered, or a rejected presentation */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: no such authorization request (unknown session or wrong token) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_request: the body is not application/x-www-form-urlencoded */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: too many requests from this address, or the proof workers are saturated; Retry-After says when to come back */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description server_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: the server is shutting down; Retry-After says when to come back */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    submitDigitalCredentialsResponse: {
+        parameters: {
+            query: {
+                /** @description The request token of openid4vpUri */
+                token: string;
+            };
+            header?: {
+                /** @description Makes the POST safe to retry: the first response is kept 24 h and replayed for the same key and the same request; the same key with another request is a 409 idempotency_conflict. 1 to 255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "protocol": "openid4vp-v1-signed",
+                 *       "data": {
+                 *         "response": "eyJhbGciOiJFQ0RILUVTIiwiZW5jIjoiQTI1NkdDTSIsImtpZCI6InNlc3NfMS1lbmMifQ..…"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The OpenID4VP protocol identifier of the Digital Credentials API
+                     * @enum {string}
+                     */
+                    protocol: "openid4vp-v1-signed" | "openid4vp-v1-unsigned";
+                    /** @description The DigitalCredential's data */
+                    data: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The answer was received */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
                 };
             };
             /** @description invalid_request: malformed, expired, already answered, or a rejected presentation */

@@ -1,7 +1,4 @@
-import { createPublicKey } from 'node:crypto';
-import { CompactSign } from 'jose';
 import { createOpenid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
-import { type CallbackContext, type Jwk } from '@openid4vc/oauth2';
 import { findApplicationById } from '../../store/applications.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { invalidRequest, Openid4vpError, openSession } from './open-request.ts';
@@ -13,6 +10,7 @@ import {
   signsRequests,
   type RequestFlow,
 } from './request.ts';
+import { notUsed, signJwtWith } from './request-signing.ts';
 import { trustedAuthorities } from './trusted-authorities.ts';
 import { useWalletMetadata } from './wallet-metadata.ts';
 
@@ -21,6 +19,8 @@ export { certificateChainPem } from './signer.ts';
 export { Openid4vpError } from './open-request.ts';
 export { receiveAuthorizationResponse, walletErrorLabel, type ResponseAcknowledgement } from './receive-response.ts';
 export { SAME_DEVICE_COOKIE, visitPortal, type BindingCookie } from './same-device.ts';
+export { DC_API_PROTOCOLS, dcApiRequests, type DcApiRequests } from './dc-api-request.ts';
+export { receiveDcApiResponse, type DcApiAnswer, type DcApiReceipt } from './dc-api-response.ts';
 
 /**
  * OpenID4VP 1.0 verifier endpoints as use cases: the signed request object a wallet fetches, and
@@ -28,23 +28,6 @@ export { SAME_DEVICE_COOKIE, visitPortal, type BindingCookie } from './same-devi
  * OpenWallet Foundation's @openid4vc libraries; the presentation itself is checked by the same
  * sd-jwt-vc verifier and the same session machinery as Matricula's own wallet protocol.
  */
-
-/** The request object is signed with the configured key or the sandbox certificate (`x5c` header). */
-function signJwtWith(deps: ServiceDeps): CallbackContext['signJwt'] {
-  return async (signer, jwt) => {
-    const key = (await deps.requestSigner()).privateKey;
-    // The library's x5c header leaves the kid out; HAIP wallets (the IT-Wallet SDK) want it.
-    const kid = signer.method === 'x5c' ? signer.kid : undefined;
-    const compact = await new CompactSign(new TextEncoder().encode(JSON.stringify(jwt.payload)))
-      .setProtectedHeader({ ...jwt.header, ...(kid ? { kid } : {}) })
-      .sign(key);
-    return { jwt: compact, signerJwk: createPublicKey(key).export({ format: 'jwk' }) as Jwk };
-  };
-}
-
-const notUsed = () => {
-  throw new Error('not used by the verifier');
-};
 
 export interface WalletRequestInput extends RequestFlow {
   /** `wallet_nonce` of a POST to the request_uri: echoed in the signed request. */

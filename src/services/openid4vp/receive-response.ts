@@ -58,7 +58,7 @@ export function walletErrorLabel(error: string): string {
 }
 
 /** Decrypts `direct_post.jwt` responses with the session's key; nothing else decrypts. */
-function decryptWith(session: Session): CallbackContext['decryptJwe'] {
+export function decryptWith(session: Session): CallbackContext['decryptJwe'] {
   const keys = encryptionKeyPair(session.challengeNonce, session.id);
   return async (jwe) => {
     try {

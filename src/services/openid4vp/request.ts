@@ -71,7 +71,9 @@ export function isOwnClientId(config: Config, audience: string): boolean {
   return (
     audience === `x509_san_dns:${new URL(config.baseUrl).hostname}` ||
     (signer !== undefined && audience === `x509_hash:${signer.x509Hash}`) ||
-    audience.startsWith(`redirect_uri:${config.baseUrl}/openid4vp/v1/sessions/`)
+    audience.startsWith(`redirect_uri:${config.baseUrl}/openid4vp/v1/sessions/`) ||
+    // The audience of answers through the Digital Credentials API (dc-api-request.ts).
+    audience === `origin:${new URL(config.portalUrl).origin}`
   );
 }
 
