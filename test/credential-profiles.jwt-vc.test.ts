@@ -83,10 +83,16 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
   const verify = async (
     as: Tenant,
     credential: string,
-    options: { nonce?: string; aud?: string; requiredClaims?: string[]; vp?: (vp: string) => string } = {},
+    options: {
+      nonce?: string;
+      aud?: string;
+      requiredClaims?: string[];
+      vp?: (vp: string) => string;
+      holder?: ReturnType<typeof identity>;
+    } = {},
   ) => {
     const nonce = `nonce_jwt-vc-${++counter}`;
-    const vp = await presentJwtVc(credential, holder(), {
+    const vp = await presentJwtVc(credential, options.holder ?? holder(), {
       nonce: options.nonce ?? nonce,
       aud: options.aud ?? h.config.baseUrl,
       now: h.clock.now(),
@@ -263,6 +269,13 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
           ),
         ),
       'invalid_key_binding',
+    ],
+    [
+      "a presentation by the holder's key under another iss",
+      async () =>
+        verify(tenant, await esc(), { holder: identity(holderKey, didJwk((await newIssuerKey()).publicJwk)) }),
+      'invalid_key_binding',
+      /iss/,
     ],
   ];
   for (const [name, run, reason, message] of refusals)
