@@ -63,8 +63,10 @@ export function didDocumentKeys(did: string, document: unknown): JsonWebKey[] | 
   if (!isJsonObject(document)) return 'the DID document is not a JSON object';
   if (document.id !== did) return `the DID document's id is ${JSON.stringify(document.id)}, not ${did}`;
   const absolute = (id: unknown) => (typeof id === 'string' ? (id.startsWith('#') ? `${did}${id}` : id) : undefined);
-  const methods = Array.isArray(document.verificationMethod) ? document.verificationMethod : [];
-  const assertion = Array.isArray(document.assertionMethod) ? document.assertionMethod : undefined;
+  const methods: unknown[] = Array.isArray(document.verificationMethod) ? document.verificationMethod : [];
+  const assertion: unknown[] | undefined = Array.isArray(document.assertionMethod)
+    ? document.assertionMethod
+    : undefined;
   const embedded = (assertion ?? []).filter(isJsonObject);
   const named = new Set((assertion ?? []).map((entry) => absolute(entry)).filter((id) => id !== undefined));
   const keys: JsonWebKey[] = [];
