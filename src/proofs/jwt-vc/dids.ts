@@ -25,7 +25,7 @@ export function sameKey(a: unknown, b: unknown): boolean {
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /**
- * The URL of a `did:web` DID document (did:web method specification §3.2): `did:web:host` is
+ * The URL of a `did:web` DID document (docs/credential-profiles.md): `did:web:host` is
  * `https://host/.well-known/did.json`, `did:web:host:a:b` is `https://host/a/b/did.json`, a port
  * is percent-encoded (`%3A`). `allowLoopbackHttp` (OUTBOUND_ALLOW_PRIVATE_TARGETS, development and
  * tests) reads a loopback host over http. Undefined for anything else.
