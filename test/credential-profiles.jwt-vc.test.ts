@@ -10,6 +10,7 @@ import {
   europeanStudentCard,
   identity,
   presentJwtVc,
+  presentJwtVcV2,
   statusEntry,
   unsigned,
   verifiableEducationalId,
@@ -139,6 +140,38 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
     const data = await verify(tenant, await esc({ v2: true }));
     assert.equal(data.verified, true, data.failureMessage);
     assert.equal(data.claims.university_domain, DOMAIN);
+  });
+
+  test('a VCDM 2.0 presentation (vp+jwt) enveloping the vc+jwt verifies; bound to another nonce, it is refused', async () => {
+    const present = async (nonce: string, bound: string) => {
+      const vp = await presentJwtVcV2(await esc({ v2: true }), holder(), {
+        nonce: bound,
+        aud: h.config.baseUrl,
+        now: h.clock.now(),
+      });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/verification/v1/verify',
+        headers: tenant.auth,
+        payload: { format: 'sd-jwt-vc', presentation: vp, nonce, requiredClaims: ['is_active_student'] },
+      });
+      return res.json().data;
+    };
+    const ok = await present('nonce_jwt-vc-v2-a', 'nonce_jwt-vc-v2-a');
+    assert.equal(ok.verified, true, ok.failureMessage);
+    const other = await present('nonce_jwt-vc-v2-b', 'nonce_jwt-vc-v2-other');
+    assert.equal(other.failureReason, 'nonce_mismatch', other.failureMessage);
+  });
+
+  test('a StatusList2021 entry (as EBSI issues them) is read the same way', async () => {
+    const url = `${server.url}/status/2021`;
+    const list = await bitstringStatusList(identity(liveKey), url, h.clock.now(), [3], { statusList2021: true });
+    server.text('/status/2021', () => list, { 'content-type': 'application/jwt' });
+    const entry = (index: number) => ({ ...statusEntry(url, index, 'StatusList2021Entry') });
+    const revoked = await verify(live, await esc({ credentialStatus: entry(3) }, liveKey, LIVE_DOMAIN));
+    assert.equal(revoked.failureReason, 'credential_revoked', revoked.failureMessage);
+    const valid = await verify(live, await esc({ credentialStatus: entry(4) }, liveKey, LIVE_DOMAIN));
+    assert.equal(valid.verified, true, valid.failureMessage);
   });
 
   test('a Verifiable Educational ID verifies; a staff affiliation is not an active student', async () => {

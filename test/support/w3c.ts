@@ -140,6 +140,35 @@ export async function presentJwtVc(
   );
 }
 
+/**
+ * A VCDM 2.0 presentation (VC-JOSE-COSE `vp+jwt`, made with did-jwt) enveloping the credential as
+ * an `EnvelopedVerifiableCredential` data: URL.
+ */
+export async function presentJwtVcV2(
+  credential: string,
+  holder: Issuer,
+  binding: { nonce: string; aud: string; now: Date },
+): Promise<string> {
+  return createJWT(
+    {
+      '@context': ['https://www.w3.org/ns/credentials/v2'],
+      type: ['VerifiablePresentation'],
+      verifiableCredential: [
+        {
+          '@context': ['https://www.w3.org/ns/credentials/v2'],
+          type: 'EnvelopedVerifiableCredential',
+          id: `data:application/vc+jwt,${credential}`,
+        },
+      ],
+      nonce: binding.nonce,
+      aud: binding.aud,
+      iat: seconds(binding.now),
+    },
+    { issuer: holder.did, signer: holder.signer },
+    { alg: 'ES256', typ: 'vp+jwt' as 'JWT' },
+  );
+}
+
 /** `jwt` re-encoded with `alg: none` and no signature: an unsigned credential. */
 export function unsigned(jwt: string): string {
   const [, payload] = jwt.split('.');
@@ -153,34 +182,57 @@ export async function bitstringStatusList(
   url: string,
   now: Date,
   revoked: number[],
-  size = 16 * 1024,
+  options: { size?: number; statusList2021?: boolean } = {},
 ): Promise<string> {
-  const bits = Buffer.alloc(size / 8);
+  const bits = Buffer.alloc((options.size ?? 16 * 1024) / 8);
   for (const index of revoked) bits[index >> 3]! |= 0x80 >> (index & 7);
+  const encoded = gzipSync(bits).toString('base64url');
+  // EBSI's StatusList2021 (VCDM 1.1, `vc` claim, no multibase prefix) or the W3C Bitstring Status List.
+  const credential = options.statusList2021
+    ? {
+        vc: {
+          '@context': ['https://www.w3.org/2018/credentials/v1'],
+          id: url,
+          type: ['VerifiableCredential', 'StatusList2021Credential'],
+          issuer: issuer.did,
+          issuanceDate: iso(now),
+          credentialSubject: {
+            id: `${url}#list`,
+            type: 'StatusList2021',
+            statusPurpose: 'revocation',
+            encodedList: encoded,
+          },
+        },
+      }
+    : {
+        '@context': ['https://www.w3.org/ns/credentials/v2'],
+        id: url,
+        type: ['VerifiableCredential', 'BitstringStatusListCredential'],
+        issuer: issuer.did,
+        validFrom: iso(now),
+        credentialSubject: {
+          id: `${url}#list`,
+          type: 'BitstringStatusList',
+          statusPurpose: 'revocation',
+          encodedList: `u${encoded}`,
+        },
+      };
   return createJWT(
-    {
-      '@context': ['https://www.w3.org/ns/credentials/v2'],
-      id: url,
-      type: ['VerifiableCredential', 'BitstringStatusListCredential'],
-      issuer: issuer.did,
-      validFrom: iso(now),
-      credentialSubject: {
-        id: `${url}#list`,
-        type: 'BitstringStatusList',
-        statusPurpose: 'revocation',
-        encodedList: `u${gzipSync(bits).toString('base64url')}`,
-      },
-    },
+    credential,
     { issuer: issuer.did, signer: issuer.signer },
     // did-jwt types typ as 'JWT'; VC-JOSE-COSE's is vc+jwt.
     { alg: 'ES256', typ: 'vc+jwt' as 'JWT' },
   );
 }
 
-export function statusEntry(url: string, index: number): { id: string; type: string } & Record<string, unknown> {
+export function statusEntry(
+  url: string,
+  index: number,
+  type = 'BitstringStatusListEntry',
+): { id: string; type: string } & Record<string, unknown> {
   return {
     id: `${url}#${index}`,
-    type: 'BitstringStatusListEntry',
+    type,
     statusPurpose: 'revocation',
     statusListIndex: String(index),
     statusListCredential: url,
