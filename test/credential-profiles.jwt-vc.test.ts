@@ -174,6 +174,15 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
     assert.equal(valid.verified, true, valid.failureMessage);
   });
 
+  test('a credential bound by cnf.jwk: the VP signed by that key verifies, by another key it does not', async () => {
+    const bound = await esc({ cnf: holderKey.publicJwk });
+    const data = await verify(tenant, bound);
+    assert.equal(data.verified, true, data.failureMessage);
+    const stranger = await newIssuerKey();
+    const refused = await verify(tenant, bound, { holder: identity(stranger) });
+    assert.equal(refused.failureReason, 'invalid_key_binding', refused.failureMessage);
+  });
+
   test('a Verifiable Educational ID verifies; a staff affiliation is not an active student', async () => {
     const student = await verify(
       tenant,

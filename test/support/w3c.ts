@@ -44,6 +44,8 @@ export interface CredentialOptions {
   /** VCDM 2.0 (`validFrom` / `validUntil`, the v2 context) instead of 1.1. */
   v2?: boolean;
   validUntil?: Date;
+  /** Bind to this holder key (`cnf.jwk`) instead of the subject's DID (then neither `sub` nor `credentialSubject.id`). */
+  cnf?: JsonWebKey;
 }
 
 /** A European Student Card (EBSI VA, VCDM 1.1) for `holderDid`, issued by `issuer` at `now`. */
@@ -64,7 +66,7 @@ export async function europeanStudentCard(
     issuer: issuer.did,
     credentialSchema: { id: ESC_SCHEMA, type: 'FullJsonSchemaValidator2021' },
     credentialSubject: {
-      id: holderDid,
+      ...(options.cnf ? {} : { id: holderDid }),
       esi: `urn:schac:personalUniqueCode:int:esi:${homeOrganisation}:2025-0042`,
       academicLevel: 'Master',
       givenName: 'Ana',
@@ -80,8 +82,9 @@ export async function europeanStudentCard(
       { issuer: issuer.did, signer: issuer.signer },
       { alg: 'ES256', typ: 'vc+jwt' as 'JWT', ...(options.kid ? { kid: options.kid } : {}) },
     );
+  const binding = options.cnf ? { cnf: { jwk: options.cnf } } : { sub: holderDid };
   return createVerifiableCredentialJwt(
-    { sub: holderDid, nbf: seconds(now), iat: seconds(now), exp: seconds(until), vc },
+    { ...binding, nbf: seconds(now), iat: seconds(now), exp: seconds(until), vc },
     issuer,
     header,
   );
