@@ -3,7 +3,16 @@ import { after, before, test } from 'node:test';
 import { addIssuer } from '../src/services/trust-registry.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from './support/harness.ts';
 import { consent, createSession } from './support/sessions.ts';
-import { newIssuerKey, UniversityServer, type IssuerKey } from './support/university.ts';
+import {
+  CA_USAGE,
+  certificate,
+  newIssuerKey,
+  pem,
+  SIGNING_USAGE,
+  UniversityServer,
+  x5c,
+  type IssuerKey,
+} from './support/university.ts';
 import {
   bitstringStatusList,
   didJwk,
@@ -27,6 +36,7 @@ import {
 const DOMAIN = 'uni.example.edu';
 const LIVE_DOMAIN = 'live.example.edu';
 const WEB_DOMAIN = 'web.example.edu';
+const X509_DOMAIN = 'x509.example.edu';
 const ADMIN_TOKEN = 'jwt-vc-admin-token-0123456789';
 
 forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) => {
@@ -39,6 +49,8 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
   let holderKey: IssuerKey;
   let server: UniversityServer;
   let webDid: string;
+  let leafKey: IssuerKey;
+  let leafChain: string[];
   useHarness(
     dialect,
     (ready, readyTenant) => {
@@ -67,6 +79,18 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
     await register(DOMAIN, 'sandbox', { keys: { sdJwtVc: sandboxKey.publicJwk } });
     await register(LIVE_DOMAIN, 'live', { keys: { sdJwtVc: liveKey.publicJwk } });
     await register(WEB_DOMAIN, 'live', { metadataIssuer: webDid });
+    const rootKey = await newIssuerKey();
+    leafKey = await newIssuerKey();
+    const root = await certificate(rootKey, 'W3C University Root', h.clock.now(), { ca: true, keyUsage: CA_USAGE });
+    const leaf = await certificate(
+      leafKey,
+      'W3C University Signer',
+      h.clock.now(),
+      { keyUsage: SIGNING_USAGE, dns: X509_DOMAIN },
+      { key: rootKey, cert: root },
+    );
+    leafChain = x5c(leaf);
+    await register(X509_DOMAIN, 'live', { anchors: [pem(root)] });
     server.json('/.well-known/did.json', {
       '@context': ['https://www.w3.org/ns/did/v1'],
       id: webDid,
@@ -213,6 +237,28 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
       kid: `${webDid}#key-1`,
     });
     const refused = await verify(live, forged);
+    assert.equal(refused.failureReason, 'invalid_signature', refused.failureMessage);
+  });
+
+  test('an X.509 anchor: the x5c chain of the credential JWT validates to it', async () => {
+    const credential = await europeanStudentCard(
+      identity(leafKey, `https://${X509_DOMAIN}`),
+      holderDid(),
+      h.clock.now(),
+      X509_DOMAIN,
+      { header: { x5c: leafChain } },
+    );
+    const data = await verify(live, credential);
+    assert.equal(data.verified, true, data.failureMessage);
+    assert.equal(data.claims.university_domain, X509_DOMAIN);
+    const foreign = await europeanStudentCard(
+      identity(await newIssuerKey(), `https://${X509_DOMAIN}`),
+      holderDid(),
+      h.clock.now(),
+      X509_DOMAIN,
+      { header: { x5c: leafChain } },
+    );
+    const refused = await verify(live, foreign);
     assert.equal(refused.failureReason, 'invalid_signature', refused.failureMessage);
   });
 

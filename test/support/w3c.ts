@@ -41,6 +41,8 @@ export interface CredentialOptions {
   credentialStatus?: { id: string; type: string } & Record<string, unknown>;
   /** Sign with this header instead (an alg: none credential is made by hand: see unsigned()). */
   kid?: string;
+  /** More JWS header parameters (`x5c`). */
+  header?: Record<string, unknown>;
   /** VCDM 2.0 (`validFrom` / `validUntil`, the v2 context) instead of 1.1. */
   v2?: boolean;
   validUntil?: Date;
@@ -74,13 +76,14 @@ export async function europeanStudentCard(
     },
     ...(options.credentialStatus ? { credentialStatus: options.credentialStatus } : {}),
   };
-  const header = options.kid ? { header: { alg: 'ES256', kid: options.kid } } : {};
+  const extra = { ...(options.kid ? { kid: options.kid } : {}), ...options.header };
+  const header = Object.keys(extra).length ? { header: { alg: 'ES256', ...extra } as { alg: string } } : {};
   // did-jwt-vc writes the VCDM 1.1 JWT encoding only; VCDM 2.0 is VC-JOSE-COSE's vc+jwt, by did-jwt.
   if (options.v2)
     return createJWT(
       { ...vc, sub: holderDid, nbf: seconds(now), iat: seconds(now) },
       { issuer: issuer.did, signer: issuer.signer },
-      { alg: 'ES256', typ: 'vc+jwt' as 'JWT', ...(options.kid ? { kid: options.kid } : {}) },
+      { alg: 'ES256', typ: 'vc+jwt' as 'JWT', ...extra },
     );
   const binding = options.cnf ? { cnf: { jwk: options.cnf } } : { sub: holderDid };
   return createVerifiableCredentialJwt(
