@@ -98,7 +98,8 @@ export const issuersAdd: Command = {
     'Every key must be a valid point of its curve (prime-order subgroup, not the identity), and a\n' +
     'live university may not use a published sandbox key. --anchor adds an X.509 trust anchor (a CA\n' +
     'certificate): sd-jwt-vc credentials whose x5c chain leads to it and names the issuer verify.\n' +
-    "--metadata trusts the keys of the issuer's /.well-known/jwt-vc-issuer (docs/trust.md).\n\n" +
+    "--metadata trusts the keys of the issuer's /.well-known/jwt-vc-issuer, or of a did:web's DID document\n" +
+    '(W3C credentials, jwt_vc_json) (docs/trust.md).\n\n' +
     ADMIN_USAGE,
   options: {
     file: { type: 'string' },

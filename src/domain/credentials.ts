@@ -40,6 +40,7 @@ export interface TrustedIssuer {
   /**
    * Issuer identifier (`https://…`) whose SD-JWT VC issuer metadata (`/.well-known/jwt-vc-issuer`)
    * publishes this university's `sd-jwt-vc` keys; credentials with exactly this `iss` may use them.
+   * Or a `did:web:…` DID, whose DID document publishes the keys of its W3C credentials (`jwt_vc_json`).
    */
   metadataIssuer?: string;
 }
@@ -69,9 +70,10 @@ export interface IssuerPublications {
   /**
    * The Token Status List token (compact JWT) published at `uri`, cached per its `ttl`/`exp` within
    * bounds. For a `sandbox` issuer (whose keys are public) only this service's own sandbox lists
-   * are accepted and nothing is fetched: any other URI is `refused`.
+   * are accepted and nothing is fetched: any other URI is `refused`. `accept`: the media type asked
+   * for (a W3C status list credential is `application/vc+jwt`).
    */
-  statusListToken(uri: string, options?: { sandbox?: boolean }): Promise<Fetched<string>>;
+  statusListToken(uri: string, options?: { sandbox?: boolean; accept?: string }): Promise<Fetched<string>>;
   /**
    * Tells the cache that the token fetched from `uri` passed the verifier's checks (signature,
    * `sub`, `exp`): only then is it kept. A token that was never verified is never served again.

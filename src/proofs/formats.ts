@@ -1,10 +1,26 @@
 import { createBbsVerifier } from './bbs/index.ts';
 import { createGroth16Verifier } from './groth16/presentation-verifier.ts';
+import { jwtVcJsonVerifier, looksLikeJwtPresentation } from './jwt-vc/index.ts';
 import { sdJwtVcVerifier } from './sd-jwt-vc/index.ts';
 import type { CredentialFormat, PresentationVerifier } from './types.ts';
 import type { ProofRunner } from './worker/tasks.ts';
 
 export type Verifiers = Readonly<Record<CredentialFormat, PresentationVerifier>>;
+
+/**
+ * The `sd-jwt-vc` submission format carries every JWT-secured credential with holder binding:
+ * a compact SD-JWT VC (`dc+sd-jwt` profiles), or, when a `jwt_vc_json` profile is accepted, a W3C
+ * Verifiable Presentation JWT (no `~`). The credential profile of the type decides the rest
+ * (ARCHITECTURE.md, "Where a format plugs in"); every channel (wallet protocol, OpenID4VP,
+ * `/verify`) reaches both through this one verifier.
+ */
+export const jwtSecuredVerifier: PresentationVerifier = {
+  format: 'sd-jwt-vc',
+  verify: (presentation, context, registry) =>
+    looksLikeJwtPresentation(presentation) && context.profiles?.some((p) => p.format === 'jwt_vc_json')
+      ? jwtVcJsonVerifier.verify(presentation, context, registry)
+      : sdJwtVcVerifier.verify(presentation, context, registry),
+};
 
 /**
  * The verifier of every format the service accepts. Groth16 needs its verification keys: the
@@ -21,7 +37,7 @@ export function createVerifiers(
   } = {},
 ): Verifiers {
   return {
-    'sd-jwt-vc': sdJwtVcVerifier,
+    'sd-jwt-vc': jwtSecuredVerifier,
     bbs: createBbsVerifier(options.runner),
     groth16: createGroth16Verifier({
       liveVerificationKeyPath: options.groth16LiveVerificationKeyPath,

@@ -4,6 +4,7 @@ import { sandboxIssuerPublicKeys as babyJubJubSandboxKeys } from './groth16/sand
 import { issuerKeyProblem } from './issuer-keys.ts';
 import { SANDBOX_UNIVERSITIES } from './sandbox-universities.ts';
 import { anchorProblem } from './x509.ts';
+import { didWebUrl } from './jwt-vc/dids.ts';
 import { sandboxIssuerPublicKeys as sdJwtSandboxKeys } from './sd-jwt-vc/index.ts';
 import type { IssuerKeys, TrustedIssuer } from '../domain/credentials.ts';
 import type { Environment } from '../domain/environment.ts';
@@ -95,10 +96,15 @@ function anchorsOf(value: unknown, problems: string[]): string[] | undefined {
 
 /**
  * An SD-JWT VC issuer identifier: an https URL without query or fragment (http is refused at
- * fetch time unless private targets are allowed, for local development).
+ * fetch time unless private targets are allowed, for local development); or a `did:web` DID.
  */
 function metadataIssuerOf(value: unknown, problems: string[]): string | undefined {
   if (value === undefined) return undefined;
+  if (typeof value === 'string' && value.startsWith('did:')) {
+    if (value.startsWith('did:web:') && didWebUrl(value) !== undefined) return value;
+    problems.push('metadataIssuer: a DID must be a did:web, e.g. "did:web:uni.example.edu"');
+    return undefined;
+  }
   let url: URL | undefined;
   try {
     url = typeof value === 'string' && value.length <= 2048 ? new URL(value) : undefined;

@@ -100,7 +100,8 @@ const IssuerInput = Type.Object(
     metadataIssuer: Type.Optional(
       Type.String({
         maxLength: 2048,
-        description: 'SD-JWT VC issuer identifier (https://…) whose /.well-known/jwt-vc-issuer publishes the keys',
+        description:
+          'SD-JWT VC issuer identifier (https://…) whose /.well-known/jwt-vc-issuer publishes the keys, or a did:web DID whose DID document publishes the keys of its W3C credentials (jwt_vc_json)',
       }),
     ),
   },

@@ -17,7 +17,7 @@ import { deleteProfile, insertProfile, listProfiles } from '../store/credential-
  */
 
 /** The formats this service verifies; a profile of another format is listed but never offered. */
-export const VERIFIED_PROFILE_FORMATS: readonly ProfileFormat[] = ['dc+sd-jwt'];
+export const VERIFIED_PROFILE_FORMATS: readonly ProfileFormat[] = ['dc+sd-jwt', 'jwt_vc_json'];
 
 export type ProfileSource = 'built_in' | 'file' | 'api';
 

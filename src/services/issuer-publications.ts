@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { BoundedCache } from '../domain/bounded-cache.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Fetched, IssuerPublications, StatusListPolicy } from '../domain/credentials.ts';
+import { didDocumentKeys, didWebUrl } from '../proofs/jwt-vc/dids.ts';
 import { decodeJwt } from '../proofs/sd-jwt-vc/compact.ts';
 import type { IssuerFetchKind, MetricsRecorder } from '../domain/metrics.ts';
 import { fetchPublished, type FetchedDocument, type FetchPolicy } from '../outbound/fetch.ts';
@@ -9,7 +10,8 @@ import { fetchPublished, type FetchedDocument, type FetchPolicy } from '../outbo
 /**
  * What issuers publish, fetched and cached (docs/trust.md):
  *
- * - SD-JWT VC issuer metadata (`/.well-known/jwt-vc-issuer`, with `jwks` or `jwks_uri`), cached per
+ * - SD-JWT VC issuer metadata (`/.well-known/jwt-vc-issuer`, with `jwks` or `jwks_uri`), or for an
+ *   issuer identifier `did:web:…` its DID document (`jwt_vc_json`), cached per
  *   its Cache-Control `max-age` within [min, max] (default 5 min to 24 h); without a `max-age` the
  *   minimum. An unknown `kid` re-fetches, at most once per {@link MIN_REFRESH_INTERVAL_MS}.
  * - Token Status List tokens, cached per their `ttl` and `exp` but never beyond the configured
@@ -152,6 +154,7 @@ export class CachingIssuerPublications implements IssuerPublications {
   private async loadMetadata(
     issuerIdentifier: string,
   ): Promise<Fetched<{ keys: JsonWebKey[]; maxAgeSeconds?: number }>> {
+    if (issuerIdentifier.startsWith('did:web:')) return this.loadDidDocument(issuerIdentifier);
     const url = metadataUrl(issuerIdentifier);
     if (!url) return { ok: false, message: `${issuerIdentifier} is not an issuer identifier URL` };
     const fetched = await this.fetch('metadata', url, 'application/json');
@@ -174,11 +177,22 @@ export class CachingIssuerPublications implements IssuerPublications {
     return { ok: true, value: { keys, maxAgeSeconds: ages.length ? Math.min(...ages) : undefined } };
   }
 
+  /** A `did:web` DID document's assertion keys, fetched through the same guard as the metadata. */
+  private async loadDidDocument(did: string): Promise<Fetched<{ keys: JsonWebKey[]; maxAgeSeconds?: number }>> {
+    const url = didWebUrl(did, { allowLoopbackHttp: this.options.allowPrivateTargets });
+    if (!url) return { ok: false, message: `${did} is not a did:web identifier` };
+    const fetched = await this.fetch('metadata', url, 'application/did+json, application/json');
+    if (!fetched.ok) return fetched;
+    const keys = didDocumentKeys(did, parseJson(fetched.value.body));
+    if (typeof keys === 'string') return { ok: false, message: `${url}: ${keys}` };
+    return { ok: true, value: { keys, maxAgeSeconds: fetched.value.maxAgeSeconds } };
+  }
+
   /**
    * A sandbox issuer's keys are public, so anyone can sign a sandbox credential naming any status
    * list URI: for those only our own lists are read, and nothing is ever fetched.
    */
-  async statusListToken(uri: string, options: { sandbox?: boolean } = {}): Promise<Fetched<string>> {
+  async statusListToken(uri: string, options: { sandbox?: boolean; accept?: string } = {}): Promise<Fetched<string>> {
     const prefix = this.options.sandboxStatusListPrefix;
     if (options.sandbox && (prefix === undefined || !uri.startsWith(prefix)))
       return {
@@ -193,7 +207,7 @@ export class CachingIssuerPublications implements IssuerPublications {
     const cached = this.statusLists.get(uri);
     if (cached && this.now() < cached.expiresAt) return { ok: true, value: cached.value };
     return this.once(`status ${uri}`, async () => {
-      const fetched = await this.fetch('status_list', uri, 'application/statuslist+jwt');
+      const fetched = await this.fetch('status_list', uri, options.accept ?? 'application/statuslist+jwt');
       if (!fetched.ok) return fetched;
       return { ok: true, value: fetched.value.body.trim() };
     });

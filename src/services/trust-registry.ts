@@ -1,3 +1,4 @@
+import { didWebUrl } from '../proofs/jwt-vc/dids.ts';
 import type { Clock } from '../domain/clock.ts';
 import {
   KEY_OF_FORMAT,
@@ -107,9 +108,11 @@ export async function addIssuer(
   const metadataIssuer = checked.issuer.metadataIssuer;
   if (metadataIssuer !== undefined) {
     // The metadata will be fetched through the SSRF guard; say now if it would refuse the URL.
-    const shape = checkTargetUrlShape(metadataIssuer, {
-      allowPrivateTargets: deps.config?.outboundAllowPrivateTargets ?? false,
-    });
+    const allowPrivateTargets = deps.config?.outboundAllowPrivateTargets ?? false;
+    const url = metadataIssuer.startsWith('did:web:')
+      ? (didWebUrl(metadataIssuer, { allowLoopbackHttp: allowPrivateTargets }) ?? metadataIssuer)
+      : metadataIssuer;
+    const shape = checkTargetUrlShape(url, { allowPrivateTargets });
     if (!shape.ok) return { ok: false, kind: 'invalid', problems: [`metadataIssuer: ${shape.message}`] };
   }
   const createdAt = deps.clock.now().toISOString();

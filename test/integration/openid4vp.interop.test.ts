@@ -219,8 +219,35 @@ forEachDialect('OpenID4VP 1.0 with an independent holder', (dialect) => {
           multiple: false,
           require_cryptographic_holder_binding: true,
         },
+        // W3C credentials (jwt_vc_json): claims under credentialSubject, types as type_values.
+        {
+          id: 'european_student_card',
+          format: 'jwt_vc_json',
+          meta: { type_values: [['VerifiableCredential', 'VerifiableAttestation', 'EuropeanStudentCard']] },
+          claims: [{ path: ['credentialSubject', 'academicLevel'] }],
+          multiple: false,
+          require_cryptographic_holder_binding: true,
+        },
+        {
+          id: 'verifiable_educational_id',
+          format: 'jwt_vc_json',
+          meta: { type_values: [['VerifiableCredential', 'VerifiableAttestation', 'VerifiableEducationalID']] },
+          claims: [{ path: ['credentialSubject', 'eduPersonPrimaryAffiliation'] }],
+          multiple: false,
+          require_cryptographic_holder_binding: true,
+        },
       ],
-      credential_sets: [{ options: [['student_credential'], ['enrolment_attestation']], required: true }],
+      credential_sets: [
+        {
+          options: [
+            ['student_credential'],
+            ['enrolment_attestation'],
+            ['european_student_card'],
+            ['verifiable_educational_id'],
+          ],
+          required: true,
+        },
+      ],
     });
     assert.equal(httpStatus, 200, JSON.stringify(body));
     assert.deepEqual(body, {});

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { createHash, createPrivateKey, sign, webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import { CompactEncrypt, compactVerify, exportJWK, importJWK } from 'jose';
+import { CompactEncrypt, compactVerify, exportJWK, importJWK, SignJWT } from 'jose';
 import {
   Openid4vpClient,
   type Openid4vpAuthorizationRequest,
@@ -141,6 +141,35 @@ export async function presentFromExport(
   const [salt, name] = JSON.parse(Buffer.from(parts[index]!, 'base64url').toString()) as [string, string, unknown];
   parts[index] = Buffer.from(JSON.stringify([salt, name, false])).toString('base64url');
   return parts.join('~');
+}
+
+/**
+ * A `jwt_vc_json` answer: a Verifiable Presentation JWT (VCDM 1.1 JWT encoding) holding the W3C
+ * credential JWT, signed with jose by the holder's key, its `iss` the holder's `did:jwk`, bound to
+ * the request's `nonce` and `client_id`.
+ */
+export async function presentJwtVcJson(
+  credential: string,
+  holderPrivateJwk: JsonWebKey,
+  resolved: ResolvedOpenid4vpAuthorizationRequest,
+  options: Pick<PresentOptions, 'nonce' | 'aud' | 'iat'> = {},
+): Promise<string> {
+  const { kty, crv, x, y } = holderPrivateJwk;
+  const did = `did:jwk:${Buffer.from(JSON.stringify({ kty, crv, x, y })).toString('base64url')}`;
+  const key = await importJWK(holderPrivateJwk as Parameters<typeof importJWK>[0], 'ES256');
+  return new SignJWT({
+    nonce: options.nonce ?? resolved.authorizationRequestPayload.nonce,
+    vp: {
+      '@context': ['https://www.w3.org/2018/credentials/v1'],
+      type: ['VerifiablePresentation'],
+      verifiableCredential: [credential],
+    },
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid: `${did}#0` })
+    .setIssuer(did)
+    .setAudience(options.aud ?? resolved.authorizationRequestPayload.client_id!)
+    .setIssuedAt(options.iat ?? Math.floor(Date.now() / 1000))
+    .sign(key);
 }
 
 /** Answers the resolved request with `presentation` in the response mode it asks for; returns the HTTP answer. */

@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type { RejectionReason, TrustedIssuer, TrustRegistry } from '../types.ts';
 import { issuerKeyProblem } from '../issuer-keys.ts';
 import { validateChain } from '../x509.ts';
+import { didJwkKey, sameKey } from '../jwt-vc/dids.ts';
 import type { DecodedJwt } from './compact.ts';
 import { importPublicKey, isAllowedAlgorithm, isJsonObject, verifyJws, type SdJwtAlgorithm } from './jose.ts';
 
@@ -9,11 +10,13 @@ import { importPublicKey, isAllowedAlgorithm, isJsonObject, verifyJws, type SdJw
  * Which registry entry signed a JWT that claims `iss`, by the three ways an entry can trust a
  * university (docs/trust.md):
  *
- * - raw keys: the entry's `keys.sdJwtVc`, for `iss` = `https://<entry domain>`;
+ * - raw keys: the entry's `keys.sdJwtVc`, for `iss` = `https://<entry domain>`, or for the
+ *   `did:jwk` of that very key (a W3C credential, `jwt_vc_json`);
  * - X.509: the JWT's `x5c` chain validates to one of the entry's anchors (RFC 5280 path
  *   validation, x509.ts) and its leaf names `iss` (for an `iss` on the entry's domain);
  * - metadata: `iss` is the entry's issuer identifier, whose `/.well-known/jwt-vc-issuer` keys
- *   verify (by `kid` when the header names one; an unknown `kid` re-fetches once).
+ *   verify (by `kid` when the header names one; an unknown `kid` re-fetches once); an identifier
+ *   `did:web:…` is the entry's DID, whose DID document's keys verify (`jwt_vc_json`).
  *
  * The same function, with the same entry and method, verifies the credential's status list token:
  * "the same trust as the credential".
@@ -44,7 +47,11 @@ export function methodsFor(issuer: TrustedIssuer, iss: string, jwt: DecodedJwt):
   const methods: TrustMethod[] = [];
   const domain = issuer.domain.toLowerCase();
   if (jwt.header.x5c !== undefined && issuer.anchors?.length && hostOf(iss) === domain) methods.push('x509');
-  if (issuer.keys.sdJwtVc !== undefined && iss === `https://${domain}`) methods.push('keys');
+  if (
+    issuer.keys.sdJwtVc !== undefined &&
+    (iss === `https://${domain}` || sameKey(didJwkKey(iss), issuer.keys.sdJwtVc))
+  )
+    methods.push('keys');
   if (issuer.metadataIssuer !== undefined && issuer.metadataIssuer === iss) methods.push('metadata');
   return methods;
 }
