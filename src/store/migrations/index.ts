@@ -15,6 +15,7 @@ import * as openid4vpHeldResults from './0013_openid4vp_held_results.ts';
 import * as dashboard from './0014_dashboard.ts';
 import * as credentialProfiles from './0015_credential_profiles.ts';
 import * as scaleIndexes from './0016_scale_indexes.ts';
+import * as identityFederations from './0019_identity_federations.ts';
 
 /**
  * A migration; one that exports `transactional = false` runs outside a transaction on PostgreSQL
@@ -40,4 +41,5 @@ export const MIGRATIONS: Record<string, MigrationModule> = {
   '0014_dashboard': dashboard,
   '0015_credential_profiles': credentialProfiles,
   '0016_scale_indexes': scaleIndexes,
+  '0019_identity_federations': identityFederations,
 };
