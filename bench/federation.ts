@@ -92,7 +92,8 @@ for (let i = 0; i < VERIFY_RUNS; i++) {
     maxBytes: 512 * 1024 * 1024,
   });
   verifyMs.push(performance.now() - t0);
-  if (!verified.ok || verified.providers.length !== IDPS) throw new Error(`verify: ${JSON.stringify(verified).slice(0, 300)}`);
+  if (!verified.ok || verified.providers.length !== IDPS)
+    throw new Error(`verify: ${JSON.stringify(verified).slice(0, 300)}`);
 }
 log(`verify (parse + signature + read), median of ${VERIFY_RUNS}: ${median(verifyMs).toFixed(0)} ms`);
 
@@ -143,7 +144,9 @@ try {
   if (loaded.status !== 201) throw new Error(`load answered ${loaded.status}: ${JSON.stringify(loadedBody)}`);
   const federationId = loadedBody.data!.federation.id;
   log(`load by URL (fetch, verify, write ${loadedBody.data!.counts.added}): ${loadMs.toFixed(0)} ms`);
-  log(`service RSS: idle ${rssIdle.toFixed(0)} MB, peak while loading ${rssPeak.toFixed(0)} MB (+${(rssPeak - rssIdle).toFixed(0)} MB)`);
+  log(
+    `service RSS: idle ${rssIdle.toFixed(0)} MB, peak while loading ${rssPeak.toFixed(0)} MB (+${(rssPeak - rssIdle).toFixed(0)} MB)`,
+  );
 
   // Searching over the loaded registry, idle, then the same load while a refresh runs.
   const searchIdle = await load('after load', service, REQUESTS, CONCURRENCY, requests, tenant.headers);
@@ -156,13 +159,16 @@ try {
   }).then(async (res) => ({ status: res.status, body: await res.text(), ms: performance.now() - refreshStarted }));
   const during = await load('during refresh', service, REQUESTS, CONCURRENCY, requests, tenant.headers);
   const refreshed = await refreshing;
-  if (refreshed.status !== 200) throw new Error(`refresh answered ${refreshed.status}: ${refreshed.body.slice(0, 300)}`);
+  if (refreshed.status !== 200)
+    throw new Error(`refresh answered ${refreshed.status}: ${refreshed.body.slice(0, 300)}`);
   const counts = (JSON.parse(refreshed.body) as { data: { counts: Record<string, number> } }).data.counts;
   log(`refresh: ${refreshed.ms.toFixed(0)} ms (${JSON.stringify(counts)})`);
   if (refreshed.ms > (during.p99 * REQUESTS) / CONCURRENCY)
     log('note: the refresh outlasted the load; raise --requests to cover it whole');
   for (const r of [idle, searchIdle, during])
-    log(`API (session read + IdP search) ${r.label.padEnd(15)} p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  errors ${r.errors}`);
+    log(
+      `API (session read + IdP search) ${r.label.padEnd(15)} p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  errors ${r.errors}`,
+    );
 
   if (values.json)
     console.log(

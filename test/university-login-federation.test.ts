@@ -67,7 +67,10 @@ forEachDialect('university login: federation metadata aggregates', (dialect) => 
   const post = (url: string, payload: Record<string, unknown>) =>
     world.h.app.inject({ method: 'POST', url, headers: admin, payload });
   const aggregate = (entities: string[], options: { validUntil?: Date; cacheDuration?: string } = {}) =>
-    signedAggregate(entities, key, { validUntil: options.validUntil ?? new Date(now().getTime() + 7 * DAY), ...options });
+    signedAggregate(entities, key, {
+      validUntil: options.validUntil ?? new Date(now().getTime() + 7 * DAY),
+      ...options,
+    });
   const three = () => [
     idpEntity({
       entityId: 'https://idp.alpha.example/idp',
@@ -174,11 +177,14 @@ forEachDialect('university login: federation metadata aggregates', (dialect) => 
     });
     const namespaces = /^<md:EntitiesDescriptor ([^>]*?) ID=/.exec(good)![1]!;
     const wrapped = `<md:EntitiesDescriptor ${namespaces} validUntil="${new Date(now().getTime() + DAY).toISOString()}">${evil}${good}</md:EntitiesDescriptor>`;
-    const res = await post('/admin/v1/identity-federations', { metadata: wrapped, signingCertificate: key.certificatePem });
+    const res = await post('/admin/v1/identity-federations', {
+      metadata: wrapped,
+      signingCertificate: key.certificatePem,
+    });
     if (res.statusCode === 201) {
       const entries = await federationEntries(world.h.store.db, res.json().data.federation.id);
       assert.ok(!entries.some((e) => e.domain === 'evil.example'), 'the unsigned entity was registered');
-      assert.equal(entries.length, 2, "gamma tells no country and there is no default");
+      assert.equal(entries.length, 2, 'gamma tells no country and there is no default');
       await world.h.app.inject({
         method: 'DELETE',
         url: `/admin/v1/identity-federations/${res.json().data.federation.id}`,
@@ -261,7 +267,11 @@ forEachDialect('university login: federation metadata aggregates', (dialect) => 
     world.h.clock.advance(2 * 3600_000);
     assert.deepEqual(await refreshDueFederations(world.h.services), { refreshed: 0, failed: 1 });
     assert.equal((await federationEntries(world.h.store.db, id)).length, 3);
-    const shown = await world.h.app.inject({ method: 'GET', url: `/admin/v1/identity-federations/${id}`, headers: admin });
+    const shown = await world.h.app.inject({
+      method: 'GET',
+      url: `/admin/v1/identity-federations/${id}`,
+      headers: admin,
+    });
     assert.match(shown.json().data.lastError, /signature/);
     world.h.clock.advance(8 * DAY);
     await refreshDueFederations(world.h.services);

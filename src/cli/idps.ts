@@ -69,7 +69,8 @@ async function addFederationCommand(
   };
   const admin = adminTarget(values, ctx);
   let loaded: LoadResult;
-  if (admin) loaded = (await adminCall<{ data: LoadResult }>(admin, 'POST', '/admin/v1/identity-federations', input)).data;
+  if (admin)
+    loaded = (await adminCall<{ data: LoadResult }>(admin, 'POST', '/admin/v1/identity-federations', input)).data;
   else {
     const store = await ctx.openStore();
     const outcome = await addFederation({ db: store.db, clock: ctx.clock, config: ctx.config() }, input);

@@ -99,10 +99,7 @@ export async function dueFederations(db: Db, now: string): Promise<IdentityFeder
       .selectFrom('identity_federations')
       .selectAll()
       .where((eb) =>
-        eb.or([
-          eb('next_refresh_at', '<=', now),
-          eb.and([eb('valid_until', '<=', now), eb('entity_count', '>', 0)]),
-        ]),
+        eb.or([eb('next_refresh_at', '<=', now), eb.and([eb('valid_until', '<=', now), eb('entity_count', '>', 0)])]),
       )
       .orderBy('next_refresh_at')
       .execute()

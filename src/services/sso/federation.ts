@@ -45,7 +45,11 @@ type Deps = {
   clock: Clock;
   config: {
     outboundAllowPrivateTargets: boolean;
-    universityLogin: { federationMaxBytes: number; federationFetchTimeoutMs: number; federationRefreshMaxSeconds: number };
+    universityLogin: {
+      federationMaxBytes: number;
+      federationFetchTimeoutMs: number;
+      federationRefreshMaxSeconds: number;
+    };
   };
 };
 
@@ -94,7 +98,10 @@ export type FederationOutcome =
 
 const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-async function fetchAggregate(deps: Deps, url: string): Promise<{ ok: true; xml: string } | { ok: false; problem: string }> {
+async function fetchAggregate(
+  deps: Deps,
+  url: string,
+): Promise<{ ok: true; xml: string } | { ok: false; problem: string }> {
   const allowPrivateTargets = deps.config.outboundAllowPrivateTargets;
   const fetched = await fetchPublished(url, 'application/samlmetadata+xml, application/xml', {
     dispatcher: createGuardedDispatcher({ allowPrivateTargets }),
@@ -314,7 +321,12 @@ export async function refreshFederation(
       ...(expired ? { entityCount: 0 } : {}),
     };
     await updateFederationStatus(deps.db, federation.id, status);
-    return { ok: false, federation: federationView({ ...federation, ...status }), problem: status.lastError, withdrawn };
+    return {
+      ok: false,
+      federation: federationView({ ...federation, ...status }),
+      problem: status.lastError,
+      withdrawn,
+    };
   }
   const synced = await syncEntries(deps, federation, aggregate, federation.defaultCountry ?? undefined);
   const status = {

@@ -33,9 +33,5 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('identity_federations')
     .column('next_refresh_at')
     .execute();
-  await db.schema
-    .createIndex('identity_providers_federation')
-    .on('identity_providers')
-    .column('federation')
-    .execute();
+  await db.schema.createIndex('identity_providers_federation').on('identity_providers').column('federation').execute();
 }

@@ -147,7 +147,9 @@ export function providersOf(root: Element, now?: Date): { providers: IdpMetadata
     if (children(entity, NS.md, 'IDPSSODescriptor').length === 0) continue;
     const validUntil = entity.getAttribute('validUntil');
     if (now && validUntil && !(Date.parse(validUntil) > now.getTime())) {
-      skipped.push(`${(entity.getAttribute('entityID') ?? '').slice(0, 200)} expired (validUntil ${validUntil.slice(0, 40)})`);
+      skipped.push(
+        `${(entity.getAttribute('entityID') ?? '').slice(0, 200)} expired (validUntil ${validUntil.slice(0, 40)})`,
+      );
       continue;
     }
     const read = readEntity(entity);

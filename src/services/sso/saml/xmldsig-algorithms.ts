@@ -36,7 +36,8 @@ export function withStrongAlgorithms(signed: SignedXml): SignedXml {
   signed.SignatureAlgorithms = {
     'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256': rsa['http://www.w3.org/2001/04/xmldsig-more#rsa-sha256']!,
     'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512': rsa['http://www.w3.org/2001/04/xmldsig-more#rsa-sha512']!,
-    'http://www.w3.org/2007/05/xmldsig-more#sha256-rsa-MGF1': rsa['http://www.w3.org/2007/05/xmldsig-more#sha256-rsa-MGF1']!,
+    'http://www.w3.org/2007/05/xmldsig-more#sha256-rsa-MGF1':
+      rsa['http://www.w3.org/2007/05/xmldsig-more#sha256-rsa-MGF1']!,
     [ECDSA_SHA256]: ecdsa(ECDSA_SHA256, 'sha256'),
     [ECDSA_SHA384]: ecdsa(ECDSA_SHA384, 'sha384'),
     [ECDSA_SHA512]: ecdsa(ECDSA_SHA512, 'sha512'),
