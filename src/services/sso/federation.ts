@@ -21,7 +21,8 @@ import {
   type StoredIdentityProvider,
 } from '../../store/identity-providers.ts';
 import { countryFromDomain } from './registry.ts';
-import { verifyAggregate, type VerifiedAggregate } from './saml/aggregate.ts';
+import type { AggregateOutcome, VerifiedAggregate } from './saml/aggregate.ts';
+import { verifyAggregateInThread } from './saml/aggregate-thread.ts';
 
 /**
  * Identity federations (`matricula idps add --federation-metadata`, /admin/v1/identity-federations):
@@ -230,7 +231,7 @@ export async function addFederation(deps: Deps, input: AddFederationInput): Prom
     xml = fetched.xml;
   }
   const now = deps.clock.now();
-  const aggregate = verifyAggregate(xml!, {
+  const aggregate = await verifyAggregateInThread(xml!, {
     signingCertificate: input.signingCertificate,
     now,
     maxBytes: deps.config.universityLogin.federationMaxBytes,
@@ -294,9 +295,9 @@ export async function refreshFederation(
       else problem = fetched.problem;
     }
   }
-  let aggregate: ReturnType<typeof verifyAggregate> | undefined;
+  let aggregate: AggregateOutcome | undefined;
   if (xml !== undefined) {
-    aggregate = verifyAggregate(xml, {
+    aggregate = await verifyAggregateInThread(xml, {
       signingCertificate: federation.signingCertificate,
       now,
       maxBytes: deps.config.universityLogin.federationMaxBytes,
