@@ -165,6 +165,46 @@ forEachDialect('university login: federation metadata aggregates', (dialect) => 
     );
   });
 
+  test('size limit: an aggregate larger than FEDERATION_METADATA_MAX_BYTES, given or fetched, is refused', async () => {
+    const small = {
+      ...world.h.services,
+      config: {
+        ...world.h.config,
+        universityLogin: { ...world.h.config.universityLogin, federationMaxBytes: 2048 },
+      },
+    };
+    const big = aggregate(three());
+    const given = await addFederation(small, { metadata: big, signingCertificate: key.certificatePem });
+    assert.ok(!given.ok && /larger than 2048 bytes/.test(given.problems.join()), JSON.stringify(given));
+    served.body = big;
+    const fetched = await addFederation(small, { metadataUrl: served.url, signingCertificate: key.certificatePem });
+    assert.ok(!fetched.ok && /more than 2048 bytes/.test(fetched.problems.join()), JSON.stringify(fetched));
+  });
+
+  test('an entity past its own validUntil is skipped', async () => {
+    const [alpha, beta] = three();
+    const expired = beta!.replace(
+      '<md:EntityDescriptor ',
+      `<md:EntityDescriptor validUntil="${new Date(now().getTime() - 1000).toISOString()}" `,
+    );
+    const loaded = await addFederation(world.h.services, {
+      environment: 'sandbox',
+      metadata: aggregate([alpha!, expired]),
+      signingCertificate: key.certificatePem,
+    });
+    assert.ok(loaded.ok, JSON.stringify(loaded));
+    assert.deepEqual(
+      (await federationEntries(world.h.store.db, loaded.federation.id)).map((e) => e.domain),
+      ['alpha.example'],
+    );
+    assert.match(loaded.skipped.join(), /idp\.beta\.example.*expired/);
+    await world.h.app.inject({
+      method: 'DELETE',
+      url: `/admin/v1/identity-federations/${loaded.federation.id}`,
+      headers: admin,
+    });
+  });
+
   test('signature wrapping: an entity put beside the signed element is never registered', async () => {
     const good = aggregate(three());
     const evil = idpEntity({
