@@ -143,6 +143,8 @@ export interface JobsConfig {
   resultRetentionSeconds: number;
   /** JOB_EVENT_RETENTION_SECONDS: applying EVENT_RETENTION_DAYS (default 60). */
   eventRetentionSeconds: number;
+  /** JOB_FEDERATION_REFRESH_SECONDS: looking for federation aggregates due for a refresh (default 300). */
+  federationRefreshSeconds: number;
 }
 
 export interface TrustConfig {
@@ -193,6 +195,12 @@ export interface UniversityLoginConfig {
   secretsKey?: Buffer;
   /** SAML_SP_DISPLAY_NAME: the MDUI display name of the SP metadata (default Matricula). */
   spDisplayName: string;
+  /** FEDERATION_METADATA_MAX_BYTES: the largest federation aggregate accepted (default 64 MiB). */
+  federationMaxBytes: number;
+  /** FEDERATION_FETCH_TIMEOUT_MS: budget of one fetch of a federation aggregate (default 60 s). */
+  federationFetchTimeoutMs: number;
+  /** FEDERATION_REFRESH_MAX_SECONDS: refresh an aggregate at least this often, whatever its cacheDuration (default 6 h). */
+  federationRefreshMaxSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -253,6 +261,7 @@ function jobsConfig(env: Env): JobsConfig {
     expiredRowsPurgeSeconds: integer(env, 'JOB_EXPIRED_ROWS_PURGE_SECONDS', 600, 10, 86_400),
     resultRetentionSeconds: integer(env, 'JOB_RESULT_RETENTION_SECONDS', 60, 10, 86_400),
     eventRetentionSeconds: integer(env, 'JOB_EVENT_RETENTION_SECONDS', 60, 10, 86_400),
+    federationRefreshSeconds: integer(env, 'JOB_FEDERATION_REFRESH_SECONDS', 300, 10, 86_400),
   };
 }
 
@@ -476,6 +485,9 @@ function universityLoginConfig(env: Env): UniversityLoginConfig {
     samlMaxResponseBytes: integer(env, 'SAML_MAX_RESPONSE_BYTES', 256 * 1024, 4096, 16 * 1024 * 1024),
     ...(secretsKey ? { secretsKey } : {}),
     spDisplayName: spDisplayName.slice(0, 100),
+    federationMaxBytes: integer(env, 'FEDERATION_METADATA_MAX_BYTES', 64 * 1024 * 1024, 4096, 512 * 1024 * 1024),
+    federationFetchTimeoutMs: integer(env, 'FEDERATION_FETCH_TIMEOUT_MS', 60_000, 100, 600_000),
+    federationRefreshMaxSeconds: integer(env, 'FEDERATION_REFRESH_MAX_SECONDS', 6 * 3600, 60, 7 * 86_400),
   };
 }
 

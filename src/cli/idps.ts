@@ -9,6 +9,15 @@ import {
   type AddProviderInput,
   type IdentityProviderView,
 } from '../services/sso/registry.ts';
+import {
+  addFederation,
+  refreshFederation,
+  registeredFederation,
+  registeredFederations,
+  removeFederation,
+  type FederationView,
+  type SyncCounts,
+} from '../services/sso/federation.ts';
 import { adminCall, adminTarget, ADMIN_URL_OPTION, ADMIN_USAGE, type AdminTarget } from './admin-client.ts';
 import { printJson, UsageError, type Command } from './command.ts';
 
@@ -23,6 +32,58 @@ function environmentOption(values: Record<string, unknown>): Environment | undef
 
 function summary(p: IdentityProviderView): string {
   return `${p.id}  ${p.environment.padEnd(7)}  ${p.protocol.padEnd(4)}  ${p.country}  ${p.domain.padEnd(24)}  ${p.name}  [${p.entityId}]`;
+}
+
+function federationSummary(f: FederationView): string {
+  return `${f.id}  ${f.environment.padEnd(7)}  federation  ${String(f.entityCount).padStart(5)} IdPs  valid until ${f.validUntil ?? '-'}  ${f.name}${f.metadataUrl ? `  [${f.metadataUrl}]` : ''}${f.lastError ? `  last error: ${f.lastError}` : ''}`;
+}
+
+function countsLine(c: SyncCounts): string {
+  return `${c.added} added, ${c.updated} updated, ${c.removed} removed, ${c.unchanged} unchanged, ${c.skipped} skipped`;
+}
+
+function readText(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${what} ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+type LoadResult = { federation: FederationView; counts: SyncCounts; skipped: string[] };
+
+/** `idps add --federation-metadata URL|FILE --signing-certificate PEM`. */
+async function addFederationCommand(
+  values: Record<string, unknown>,
+  ctx: Parameters<Command['run']>[2],
+): Promise<number> {
+  const source = values['federation-metadata'] as string;
+  const certificate = values['signing-certificate'] as string | undefined;
+  if (!certificate) throw new UsageError('--federation-metadata needs --signing-certificate PEM (file or text)');
+  const input = {
+    environment: environmentOption(values) ?? 'live',
+    signingCertificate: certificate.includes('-----BEGIN') ? certificate : readText(certificate, 'certificate'),
+    ...(/^https?:\/\//i.test(source) ? { metadataUrl: source } : { metadata: readText(source, 'metadata') }),
+    ...(values.name !== undefined ? { name: values.name as string } : {}),
+    ...(values.country !== undefined ? { country: values.country as string } : {}),
+  };
+  const admin = adminTarget(values, ctx);
+  let loaded: LoadResult;
+  if (admin)
+    loaded = (await adminCall<{ data: LoadResult }>(admin, 'POST', '/admin/v1/identity-federations', input)).data;
+  else {
+    const store = await ctx.openStore();
+    const outcome = await addFederation({ db: store.db, clock: ctx.clock, config: ctx.config() }, input);
+    if (!outcome.ok) throw new UsageError(`invalid federation metadata:\n  - ${outcome.problems.join('\n  - ')}`);
+    loaded = outcome;
+  }
+  if (values.json) printJson(ctx, loaded);
+  else {
+    ctx.stdout(`Added ${federationSummary(loaded.federation)}`);
+    ctx.stdout(`  ${countsLine(loaded.counts)}`);
+    for (const reason of loaded.skipped.slice(0, 10)) ctx.stdout(`  skipped: ${reason}`);
+  }
+  return 0;
 }
 
 async function listThroughAdmin(admin: AdminTarget, environment?: string): Promise<IdentityProviderView[]> {
@@ -48,6 +109,8 @@ export const idpsAdd: Command = {
   summary: 'Register an identity provider for university login (SAML metadata, or an OpenID Connect issuer)',
   usage: [
     'matricula idps add --saml-metadata URL|FILE [--environment live|sandbox] [--name N] [--domain D] [--country CC] [--json]',
+    'matricula idps add --federation-metadata URL|FILE --signing-certificate PEM [--environment live|sandbox]',
+    '                   [--name N] [--country CC] [--json]',
     'matricula idps add --oidc-issuer URL --client-id ID --client-secret S [--domain D] [--country CC] [--name N]',
     '                   [--affiliation-claim CLAIM] [--environment live|sandbox] [--json]',
     '',
@@ -55,12 +118,18 @@ export const idpsAdd: Command = {
     'SingleSignOnService, shibmd:Scope (the domains it may vouch for) and MDUI display name are kept.',
     'A URL is fetched through the outbound SSRF guard. OpenID Connect: the client secret is sealed at',
     'rest (IDP_SECRETS_KEY); the domain (default: the issuer host) is the scope it may vouch for.',
+    'Federation: a signed metadata aggregate (eduGAIN style) verified under the --signing-certificate (a PEM',
+    'file or text); every SAML 2.0 IdP in it is registered. --country is for entities whose metadata tells',
+    'none. A URL is refreshed per its cacheDuration (JOB_FEDERATION_REFRESH_SECONDS); remove the federation',
+    '(idps remove fed_…) to remove its IdPs.',
     'The environment defaults to live: sandbox sessions use sandbox providers only.',
     '',
     ADMIN_USAGE,
   ].join('\n'),
   options: {
     'saml-metadata': { type: 'string' },
+    'federation-metadata': { type: 'string' },
+    'signing-certificate': { type: 'string' },
     'oidc-issuer': { type: 'string' },
     'client-id': { type: 'string' },
     'client-secret': { type: 'string' },
@@ -73,6 +142,11 @@ export const idpsAdd: Command = {
     ...ADMIN_URL_OPTION,
   },
   async run(values, _positionals, ctx) {
+    if (values['federation-metadata'] !== undefined) {
+      if (values['saml-metadata'] !== undefined || values['oidc-issuer'] !== undefined)
+        throw new UsageError('give one of --saml-metadata, --federation-metadata, --oidc-issuer');
+      return addFederationCommand(values, ctx);
+    }
     const metadata = values['saml-metadata'] as string | undefined;
     const issuer = values['oidc-issuer'] as string | undefined;
     if ((metadata === undefined) === (issuer === undefined))
@@ -131,9 +205,21 @@ export const idpsList: Command = {
     const providers = admin
       ? await listThroughAdmin(admin, environment)
       : await registeredProviders({ db: (await ctx.openStore()).db }, environment);
-    if (values.json) printJson(ctx, { data: providers });
-    else if (providers.length === 0) ctx.stdout('No identity provider is registered.');
-    else for (const p of providers) ctx.stdout(summary(p));
+    const federations = admin
+      ? (
+          await adminCall<{ data: FederationView[] }>(
+            admin,
+            'GET',
+            `/admin/v1/identity-federations${environment ? `?environment=${environment}` : ''}`,
+          )
+        ).data
+      : await registeredFederations({ db: (await ctx.openStore()).db }, environment);
+    if (values.json) printJson(ctx, { data: providers, federations });
+    else {
+      for (const f of federations) ctx.stdout(federationSummary(f));
+      if (providers.length === 0) ctx.stdout('No identity provider is registered.');
+      else for (const p of providers) ctx.stdout(summary(p));
+    }
     return 0;
   },
 };
@@ -141,12 +227,33 @@ export const idpsList: Command = {
 export const idpsShow: Command = {
   path: ['idps', 'show'],
   summary: 'Show one identity provider: scopes, endpoints, certificates',
-  usage: `matricula idps show IDP_ID [--admin-url URL] [--json]\n\n${ADMIN_USAGE}`,
+  usage: `matricula idps show IDP_ID|FED_ID [--admin-url URL] [--json]\n\n${ADMIN_USAGE}`,
   options: { json: { type: 'boolean' }, ...ADMIN_URL_OPTION },
   async run(values, positionals, ctx) {
     const id = positionals[0];
     if (!id || positionals.length > 1) throw new UsageError('give exactly one identity provider id');
     const admin = adminTarget(values, ctx);
+    if (id.startsWith('fed_')) {
+      const federation = admin
+        ? (
+            await adminCall<{ data: FederationView }>(
+              admin,
+              'GET',
+              `/admin/v1/identity-federations/${encodeURIComponent(id)}`,
+            )
+          ).data
+        : await registeredFederation({ db: (await ctx.openStore()).db }, id);
+      if (!federation) throw new UsageError(`no identity federation ${id}`);
+      if (values.json) printJson(ctx, federation);
+      else {
+        ctx.stdout(federationSummary(federation));
+        ctx.stdout(`  signing certificate SHA-256: ${federation.signingCertificateSha256}`);
+        ctx.stdout(
+          `  refreshed: ${federation.refreshedAt ?? '-'}  next refresh: ${federation.nextRefreshAt ?? '- (loaded from a file)'}`,
+        );
+      }
+      return 0;
+    }
     const provider = admin
       ? (
           await adminCall<{ data: IdentityProviderView }>(
@@ -178,13 +285,27 @@ export const idpsShow: Command = {
 
 export const idpsRemove: Command = {
   path: ['idps', 'remove'],
-  summary: 'Remove an identity provider (logins through it stop at once)',
-  usage: `matricula idps remove IDP_ID [--admin-url URL]\n\n${ADMIN_USAGE}`,
+  summary: 'Remove an identity provider, or a federation and its IdPs (logins through them stop at once)',
+  usage: `matricula idps remove IDP_ID|FED_ID [--admin-url URL]\n\n${ADMIN_USAGE}`,
   options: { ...ADMIN_URL_OPTION },
   async run(values, positionals, ctx) {
     const id = positionals[0];
     if (!id || positionals.length > 1) throw new UsageError('give exactly one identity provider id');
     const admin = adminTarget(values, ctx);
+    if (id.startsWith('fed_')) {
+      const removed = admin
+        ? (
+            await adminCall<{ data: { federation: FederationView; removed: number } }>(
+              admin,
+              'DELETE',
+              `/admin/v1/identity-federations/${encodeURIComponent(id)}`,
+            )
+          ).data
+        : await removeFederation({ db: (await ctx.openStore()).db }, id);
+      if (!removed) throw new UsageError(`no identity federation ${id}`);
+      ctx.stdout(`Removed ${removed.federation.id}  ${removed.federation.name} and its ${removed.removed} IdPs`);
+      return 0;
+    }
     const provider = admin
       ? (
           await adminCall<{ data: IdentityProviderView }>(
@@ -196,6 +317,43 @@ export const idpsRemove: Command = {
       : await removeProvider({ db: (await ctx.openStore()).db }, id);
     if (!provider) throw new UsageError(`no identity provider ${id}`);
     ctx.stdout(`Removed ${provider.id}  ${provider.entityId} (${provider.environment})`);
+    return 0;
+  },
+};
+
+export const idpsRefresh: Command = {
+  path: ['idps', 'refresh'],
+  summary: 'Refresh a federation now, from its URL or from an aggregate file given again',
+  usage: `matricula idps refresh FED_ID [--federation-metadata FILE] [--admin-url URL] [--json]\n\n${ADMIN_USAGE}`,
+  options: { 'federation-metadata': { type: 'string' }, json: { type: 'boolean' }, ...ADMIN_URL_OPTION },
+  async run(values, positionals, ctx) {
+    const id = positionals[0];
+    if (!id || positionals.length > 1 || !id.startsWith('fed_')) throw new UsageError('give exactly one federation id');
+    const file = values['federation-metadata'] as string | undefined;
+    const input = file !== undefined ? { metadata: readText(file, 'metadata') } : {};
+    const admin = adminTarget(values, ctx);
+    let loaded: LoadResult;
+    if (admin)
+      loaded = (
+        await adminCall<{ data: LoadResult }>(
+          admin,
+          'POST',
+          `/admin/v1/identity-federations/${encodeURIComponent(id)}/refresh`,
+          input,
+        )
+      ).data;
+    else {
+      const store = await ctx.openStore();
+      const outcome = await refreshFederation({ db: store.db, clock: ctx.clock, config: ctx.config() }, id, input);
+      if (!outcome) throw new UsageError(`no identity federation ${id}`);
+      if (!outcome.ok)
+        throw new UsageError(
+          `the refresh failed: ${outcome.problem}${outcome.withdrawn ? ` (${outcome.withdrawn} IdPs withdrawn: the metadata expired)` : ''}`,
+        );
+      loaded = outcome;
+    }
+    if (values.json) printJson(ctx, loaded);
+    else ctx.stdout(`Refreshed ${federationSummary(loaded.federation)}\n  ${countsLine(loaded.counts)}`);
     return 0;
   },
 };

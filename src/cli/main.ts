@@ -4,7 +4,7 @@ import { ConfigError } from '../config.ts';
 import { ApiRequestError } from './api-client.ts';
 import { appsList } from './apps.ts';
 import { defaultContext, parseCommandArgs, UsageError, type CliContext, type Command } from './command.ts';
-import { idpsAdd, idpsList, idpsRemove, idpsShow } from './idps.ts';
+import { idpsAdd, idpsList, idpsRefresh, idpsRemove, idpsShow } from './idps.ts';
 import { issuersAdd, issuersList, issuersRefresh, issuersRemove, issuersShow } from './issuers.ts';
 import { sandboxRevoke } from './sandbox.ts';
 import { keysCreate, keysRevoke } from './keys.ts';
@@ -32,6 +32,7 @@ export const COMMANDS: Command[] = [
   idpsList,
   idpsShow,
   idpsRemove,
+  idpsRefresh,
   sandboxRevoke,
   walletPresent,
   walletPresentation,

@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   session: 'sess_',
   issuer: 'iss_',
   identityProvider: 'idp_',
+  identityFederation: 'fed_',
   event: 'evt_',
   webhookEndpoint: 'whk_',
   delivery: 'del_',

@@ -7,6 +7,7 @@ import { expireDueSessions } from '../services/expiry.ts';
 import { purgeExpiredIdempotencyKeys } from '../services/idempotency.ts';
 import { purgeExpiredDashboardSignIns } from '../services/members.ts';
 import { purgeExpiredLoginRows } from '../services/sso/complete.ts';
+import { refreshDueFederations } from '../services/sso/federation.ts';
 import { applyResultRetention } from '../services/redaction.ts';
 import { PeriodicJob } from './periodic.ts';
 
@@ -48,5 +49,8 @@ export function buildPeriodicJobs(input: {
     job('result-retention', () => applyResultRetention(services), intervals.resultRetentionSeconds),
     // EVENT_RETENTION_DAYS: older events go, with their deliveries and attempts.
     job('event-retention', () => applyEventRetention(services), intervals.eventRetentionSeconds),
+    // Federation aggregates due per their cacheDuration (or FEDERATION_REFRESH_MAX_SECONDS), and
+    // those past validUntil whose entries must be withdrawn.
+    job('federation-refresh', () => refreshDueFederations(services), intervals.federationRefreshSeconds),
   ];
 }

@@ -24,6 +24,7 @@ import {
   removeIssuer,
 } from '../services/trust-registry.ts';
 import { adminIdentityProviderRoutes } from './admin-identity-providers.ts';
+import { adminIdentityFederationRoutes } from './admin-identity-federations.ts';
 import { ApplicationListEntry } from './apps.ts';
 import { registerProfileRoutes } from './admin-profiles.ts';
 
@@ -336,4 +337,5 @@ export const adminRoutes =
 
     // Registered here, so the token check and the rate limit above hold for them too.
     await app.register(adminIdentityProviderRoutes(deps));
+    await app.register(adminIdentityFederationRoutes(deps));
   };

@@ -126,3 +126,53 @@ export async function deleteIdentityProvider(db: Db, id: string): Promise<boolea
   const result = await db.deleteFrom('identity_providers').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }
+
+/** The entries loaded from one federation aggregate (a refresh diffs against them). */
+export async function federationEntries(db: Db, federation: string): Promise<StoredIdentityProvider[]> {
+  return (await db.selectFrom('identity_providers').selectAll().where('federation', '=', federation).execute()).map(
+    toProvider,
+  );
+}
+
+/**
+ * Adds or updates entries of `federation` in one statement: a new entity is inserted, an entity
+ * already loaded from this federation gets what its metadata now says (its id stays, so a login in
+ * flight still finds it), and an entity registered alone or by another federation is left as it
+ * is. Returns how many rows were written.
+ */
+export async function upsertFederationEntries(
+  db: Db,
+  federation: string,
+  providers: StoredIdentityProvider[],
+): Promise<number> {
+  if (providers.length === 0) return 0;
+  const result = await db
+    .insertInto('identity_providers')
+    .values(providers.map(toRow))
+    .onConflict((oc) =>
+      oc
+        .columns(['environment', 'entity_id'])
+        .doUpdateSet((eb) => ({
+          name: eb.ref('excluded.name'),
+          domain: eb.ref('excluded.domain'),
+          country: eb.ref('excluded.country'),
+          scopes: eb.ref('excluded.scopes'),
+          sso_url: eb.ref('excluded.sso_url'),
+          certificates: eb.ref('excluded.certificates'),
+        }))
+        .where('identity_providers.federation', '=', federation),
+    )
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0);
+}
+
+/** Removes entries by id, only those of `federation`. */
+export async function deleteFederationEntries(db: Db, federation: string, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db
+    .deleteFrom('identity_providers')
+    .where('federation', '=', federation)
+    .where('id', 'in', ids)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

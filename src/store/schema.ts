@@ -326,6 +326,25 @@ export interface IdentityProvidersTable {
   created_at: string;
 }
 
+/** A federation's signed metadata aggregate (migration 0019); its IdPs are identity_providers rows. */
+export interface IdentityFederationsTable {
+  id: string;
+  environment: Environment;
+  name: string;
+  /** Null when loaded from a file (no scheduled refresh). */
+  metadata_url: string | null;
+  default_country: string | null;
+  /** PEM: the aggregate's signature must verify under it. */
+  signing_certificate: string;
+  valid_until: string | null;
+  cache_duration_seconds: number | null;
+  entity_count: number;
+  refreshed_at: string | null;
+  next_refresh_at: string | null;
+  last_error: string | null;
+  created_at: string;
+}
+
 export interface SsoRequestsTable {
   request_id: string;
   session_id: string;
@@ -381,6 +400,7 @@ export interface Database {
   session_funnel_daily: SessionFunnelDailyTable;
   session_counts: SessionCountsTable;
   identity_providers: IdentityProvidersTable;
+  identity_federations: IdentityFederationsTable;
   sso_requests: SsoRequestsTable;
   sso_spent_assertions: SsoSpentAssertionsTable;
   saml_keys: SamlKeysTable;

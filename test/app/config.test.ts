@@ -186,6 +186,7 @@ test('JOB_*_SECONDS: the interval of each periodic job, with a default and bound
     expiredRowsPurgeSeconds: 600,
     resultRetentionSeconds: 60,
     eventRetentionSeconds: 60,
+    federationRefreshSeconds: 300,
   });
   assert.equal(loadConfig({}).eventRetentionDays, 30);
   assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '7' }).eventRetentionDays, 7);
@@ -198,12 +199,14 @@ test('JOB_*_SECONDS: the interval of each periodic job, with a default and bound
     JOB_EXPIRED_ROWS_PURGE_SECONDS: '3600',
     JOB_RESULT_RETENTION_SECONDS: '300',
     JOB_EVENT_RETENTION_SECONDS: '120',
+    JOB_FEDERATION_REFRESH_SECONDS: '900',
   });
   assert.deepEqual(set.jobs, {
     sessionExpirySeconds: 2,
     expiredRowsPurgeSeconds: 3600,
     resultRetentionSeconds: 300,
     eventRetentionSeconds: 120,
+    federationRefreshSeconds: 900,
   });
   const bounds: Array<[string, string, string]> = [
     ['JOB_SESSION_EXPIRY_SECONDS', '0', 'from 1 to 3600'],

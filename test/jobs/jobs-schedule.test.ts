@@ -24,6 +24,7 @@ forEachDialect('periodic jobs', (dialect) => {
       JOB_EXPIRED_ROWS_PURGE_SECONDS: '20',
       JOB_RESULT_RETENTION_SECONDS: '30',
       JOB_EVENT_RETENTION_SECONDS: '40',
+      JOB_FEDERATION_REFRESH_SECONDS: '50',
       RESULT_RETENTION_DAYS: '1',
     },
   );
@@ -45,6 +46,7 @@ forEachDialect('periodic jobs', (dialect) => {
         ['expired-rows-purge', 20_000],
         ['result-retention', 30_000],
         ['event-retention', 40_000],
+        ['federation-refresh', 50_000],
       ],
     );
   });

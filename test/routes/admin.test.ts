@@ -63,15 +63,20 @@ forEachDialect('admin API', (dialect) => {
       const ops = operationsOf(doc).filter((op) => op.path.startsWith('/admin/'));
       assert.deepEqual(ops.map((op) => op.id).sort(), [
         'DELETE /admin/v1/credential-profiles/{profileId}',
+        'DELETE /admin/v1/identity-federations/{fedId}',
         'DELETE /admin/v1/identity-providers/{idpId}',
         'DELETE /admin/v1/issuers/{issuerId}',
         'GET /admin/v1/credential-profiles',
+        'GET /admin/v1/identity-federations',
+        'GET /admin/v1/identity-federations/{fedId}',
         'GET /admin/v1/identity-providers',
         'GET /admin/v1/identity-providers/{idpId}',
         'GET /admin/v1/issuers',
         'GET /admin/v1/issuers/{issuerId}',
         'GET /admin/v1/organizations',
         'POST /admin/v1/credential-profiles',
+        'POST /admin/v1/identity-federations',
+        'POST /admin/v1/identity-federations/{fedId}/refresh',
         'POST /admin/v1/identity-providers',
         'POST /admin/v1/issuers',
         'POST /admin/v1/issuers/{issuerId}/refresh',
@@ -85,7 +90,8 @@ forEachDialect('admin API', (dialect) => {
           .replace('{issuerId}', before.data[0].id)
           .replace('{profileId}', 'enrolment_attestation')
           .replace('{orgId}', 'org_00000000000000000000000000')
-          .replace('{idpId}', 'idp_00000000000000000000000000');
+          .replace('{idpId}', 'idp_00000000000000000000000000')
+          .replace('{fedId}', 'fed_00000000000000000000000000');
         for (const headers of [
           {},
           { authorization: `Bearer ${TOKEN}x` },

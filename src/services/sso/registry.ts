@@ -65,7 +65,7 @@ type Deps = {
 };
 
 /** A country from the scope's top-level domain when it is a country code. */
-function countryFromDomain(domain: string): string | undefined {
+export function countryFromDomain(domain: string): string | undefined {
   const tld = domain.split('.').pop() ?? '';
   if (!/^[a-z]{2}$/.test(tld) || tld === 'eu') return undefined;
   return tld === 'uk' ? 'GB' : tld.toUpperCase();

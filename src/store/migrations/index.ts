@@ -15,6 +15,7 @@ import * as openid4vpHeldResults from './0013_openid4vp_held_results.ts';
 import * as dashboard from './0014_dashboard.ts';
 import * as credentialProfiles from './0015_credential_profiles.ts';
 import * as scaleIndexes from './0016_scale_indexes.ts';
+import * as identityFederations from './0019_identity_federations.ts';
 import * as sessionCounts from './0021_session_counts.ts';
 
 /**
@@ -41,5 +42,6 @@ export const MIGRATIONS: Record<string, MigrationModule> = {
   '0014_dashboard': dashboard,
   '0015_credential_profiles': credentialProfiles,
   '0016_scale_indexes': scaleIndexes,
+  '0019_identity_federations': identityFederations,
   '0021_session_counts': sessionCounts,
 };

@@ -40,7 +40,23 @@ function certificatePem(base64: string): string | undefined {
   }
 }
 
+/** Entity attributes that name a country (X.520 countryName). */
+const COUNTRY_ATTRIBUTES = new Set(['urn:oid:2.5.4.6', 'c', 'countryName']);
+
+/** A country an `mdattr:EntityAttributes` attribute states, if one does. */
+function attributeCountry(entity: Element): string | undefined {
+  for (const attributes of descendants(entity, NS.mdattr, 'EntityAttributes'))
+    for (const attribute of children(attributes, NS.saml, 'Attribute'))
+      if (COUNTRY_ATTRIBUTES.has(attribute.getAttribute('Name') ?? '')) {
+        const value = text(children(attribute, NS.saml, 'AttributeValue')[0]).toUpperCase();
+        if (/^[A-Z]{2}$/.test(value)) return value;
+      }
+  return undefined;
+}
+
 function countryOf(entity: Element): string | undefined {
+  const stated = attributeCountry(entity);
+  if (stated) return stated;
   const info = descendants(entity, NS.mdrpi, 'RegistrationInfo')[0];
   const authority = info?.getAttribute('registrationAuthority');
   if (!authority) return undefined;
@@ -116,14 +132,29 @@ export function parseIdpMetadata(xml: string): ParsedMetadata {
   const root = doc.documentElement;
   if (root.namespaceURI !== NS.md || !['EntityDescriptor', 'EntitiesDescriptor'].includes(root.localName))
     return { ok: false, problem: 'this is not SAML 2.0 metadata (no md:EntityDescriptor or md:EntitiesDescriptor)' };
+  return { ok: true, ...providersOf(root), root };
+}
+
+/**
+ * The identity providers under a metadata root already parsed (and, for an aggregate, verified):
+ * entities whose own `validUntil` is before `now` are skipped.
+ */
+export function providersOf(root: Element, now?: Date): { providers: IdpMetadata[]; skipped: string[] } {
   const entities = root.localName === 'EntityDescriptor' ? [root] : descendants(root, NS.md, 'EntityDescriptor');
   const providers: IdpMetadata[] = [];
   const skipped: string[] = [];
   for (const entity of entities) {
     if (children(entity, NS.md, 'IDPSSODescriptor').length === 0) continue;
+    const validUntil = entity.getAttribute('validUntil');
+    if (now && validUntil && !(Date.parse(validUntil) > now.getTime())) {
+      skipped.push(
+        `${(entity.getAttribute('entityID') ?? '').slice(0, 200)} expired (validUntil ${validUntil.slice(0, 40)})`,
+      );
+      continue;
+    }
     const read = readEntity(entity);
     if ('problem' in read) skipped.push(read.problem);
     else providers.push(read);
   }
-  return { ok: true, providers, skipped, root };
+  return { providers, skipped };
 }

@@ -8,7 +8,7 @@ import { DOMParser } from '@xmldom/xmldom';
  */
 export class XmlRefused extends Error {}
 
-const DECLARATIONS = /<!(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)/i;
+export const DECLARATIONS = /<!(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)/i;
 
 export function parseXmlStrictly(text: string): Document {
   if (DECLARATIONS.test(text)) throw new XmlRefused('the XML has a document type declaration (DTD), which is refused');
@@ -30,6 +30,7 @@ export const NS = {
   shibmd: 'urn:mace:shibboleth:metadata:1.0',
   mdui: 'urn:oasis:names:tc:SAML:metadata:ui',
   mdrpi: 'urn:oasis:names:tc:SAML:metadata:rpi',
+  mdattr: 'urn:oasis:names:tc:SAML:metadata:attribute',
   xenc: 'http://www.w3.org/2001/04/xmlenc#',
 } as const;
 
