@@ -185,18 +185,20 @@ forEachDialect('university login over OpenID Connect (oidc-provider)', (dialect)
   test('a replayed callback is refused as a replay, before the code is redeemed again', async () => {
     const { session, browser, callback } = await signedIn();
     assert.equal((await browser.get(callback)).status, 303);
-    const tokens = op.idTokens.length;
+    const redeemed = op.tokenRequests;
     const replay = await browser.get(callback);
     assert.equal(replay.status, 400);
     assert.equal(replay.headers.get('x-matricula-rejection-reason'), 'assertion_replayed');
-    assert.equal(op.idTokens.length, tokens, 'the token endpoint was not called again');
+    assert.equal(op.tokenRequests, redeemed, 'the token endpoint was not called again');
     assert.equal((await getSession(world.h, world.tenant, session.sessionId)).json().data.result.verified, true);
   });
 
   test("another session's answer, in another browser", async () => {
     const mine = await signedIn();
     const theirs = await signedIn();
+    const redeemed = op.tokenRequests;
     await assertRefused(await mine.browser.get(theirs.callback), 'nonce_mismatch', theirs.session.sessionId);
+    assert.equal(op.tokenRequests, redeemed, 'refused by the binding cookie, before the code is redeemed');
   });
 
   test("a code of another login under this login's state (code injection): the PKCE verifier does not match", async () => {
@@ -205,7 +207,15 @@ forEachDialect('university login over OpenID Connect (oidc-provider)', (dialect)
     const theirs = await signedIn('student', browser);
     const injected = new URL(mine.callback);
     injected.searchParams.set('code', new URL(theirs.callback).searchParams.get('code')!);
+    const redeemed = op.tokenRequests;
+    const issued = op.idTokens.length;
     await assertRefused(await browser.get(injected.href), 'nonce_mismatch', mine.session.sessionId);
+    assert.equal(op.idTokens.length, issued, 'no ID token was issued for the injected code');
+    assert.equal(
+      op.tokenRequests,
+      redeemed + 1,
+      'refused by the provider: the code is bound to the other PKCE challenge',
+    );
   });
 
   test('a state that names no login request', async () => {

@@ -32,6 +32,8 @@ export interface TestOp {
   tamper: Tamper | undefined;
   /** The ID tokens the provider (or `tamper`) issued, newest last. */
   idTokens: string[];
+  /** How many requests reached the token endpoint (answered or refused). */
+  tokenRequests: number;
   close(): Promise<void>;
 }
 
@@ -81,10 +83,12 @@ export async function startTestOp(redirectUri: string): Promise<TestOp> {
     privateJwk,
     tamper: undefined,
     idTokens: [],
+    tokenRequests: 0,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
   provider.use(async (ctx, next) => {
     await next();
+    if (ctx.path === '/token') op.tokenRequests += 1;
     const body = ctx.body as { id_token?: string } | undefined;
     if (ctx.path !== '/token' || !body?.id_token) return;
     if (op.tamper) {
