@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { generateKeyPair } from 'jose';
+import { runCli } from '../src/cli/main.ts';
+import { addIdentityProvider } from '../src/services/sso/registry.ts';
 import { forEachDialect } from './support/harness.ts';
 import { dumpDatabase } from './support/dump.ts';
 import {
@@ -145,6 +147,54 @@ forEachDialect('university login over OpenID Connect (oidc-provider)', (dialect)
     );
   });
 
+  test('matricula idps add --oidc-issuer, on the database and through the admin API: the secret is never printed', async () => {
+    const out: string[] = [];
+    const ctx = {
+      env: { MATRICULA_ADMIN_TOKEN: ADMIN_TOKEN },
+      stdout: (t: string) => out.push(t),
+      stderr: (t: string) => out.push(t),
+      clock: world.h.clock,
+      config: () => world.h.config,
+      openStore: async () => world.h.store,
+    };
+    const add = (issuer: string, ...extra: string[]) =>
+      runCli(
+        [
+          'idps',
+          'add',
+          '--oidc-issuer',
+          issuer,
+          '--client-id',
+          'cli-client',
+          '--client-secret',
+          'cli-secret-9d8c7b6a',
+          '--domain',
+          'cli.uni.test',
+          '--country',
+          'NL',
+          '--affiliation-claim',
+          'affiliation',
+          '--environment',
+          'sandbox',
+          '--json',
+          ...extra,
+        ],
+        ctx,
+      );
+    assert.equal(await add('https://login.cli.uni.test'), 0, out.join('\n'));
+    const local = JSON.parse(out.at(-1)!);
+    assert.equal(local.protocol, 'oidc');
+    assert.deepEqual(local.oidc, { clientId: 'cli-client', affiliationClaim: 'affiliation' });
+    assert.equal(local.clientSecretSet, true);
+    assert.equal(await add('https://login2.cli.uni.test', '--admin-url', world.origin), 0, out.join('\n'));
+    assert.equal(JSON.parse(out.at(-1)!).entityId, 'https://login2.cli.uni.test');
+    assert.equal(await runCli(['idps', 'show', local.id], ctx), 0);
+    assert.match(out.at(-1)!, /secret: set \(sealed\)/);
+    assert.ok(!out.join('\n').includes('cli-secret-9d8c7b6a'), 'the secret is never printed');
+    for (const id of [local.id, JSON.parse(out.find((l) => l.includes('login2'))!).id])
+      assert.equal(await runCli(['idps', 'remove', id], ctx), 0);
+  });
+
   test('a wrong nonce', () => refusedWith('nonce_mismatch', { claims: (c) => ({ ...c, nonce: 'another-login' }) }));
 
   test('a wrong audience', () =>
@@ -223,5 +273,31 @@ forEachDialect('university login over OpenID Connect (oidc-provider)', (dialect)
     const forged = new URL(callback);
     forged.searchParams.set('state', '_never-asked');
     await assertRefused(await browser.get(forged.href), 'nonce_mismatch', session.sessionId);
+  });
+
+  test("the provider's error answer (the student declined): refused, the session left open", async () => {
+    const { session, browser, callback } = await signedIn();
+    const declined = new URL(callbackPrefix());
+    declined.searchParams.set('state', new URL(callback).searchParams.get('state')!);
+    declined.searchParams.set('error', 'access_denied');
+    await assertRefused(await browser.get(declined.href), 'malformed_presentation', session.sessionId);
+    assert.equal((await getSession(world.h, world.tenant, session.sessionId)).json().data.status, 'pending');
+    assert.equal((await browser.get(callback)).status, 303, 'the real answer is still accepted');
+  });
+
+  test('a provider that cannot be reached: the start answers 503, no redirect', async () => {
+    const added = await addIdentityProvider(world.h.services, {
+      environment: 'sandbox',
+      oidcIssuer: 'http://127.0.0.1:9/down',
+      clientId: 'nobody',
+      domain: 'down.test',
+      country: 'NL',
+    });
+    assert.ok(added.ok, JSON.stringify(added));
+    const session = await sandboxSession(world);
+    const res = await new OidcBrowser().get(
+      `${world.origin}/sso/v1/sessions/${session.sessionId}/start?nonce=${encodeURIComponent(session.challengeNonce)}&idp=${added.provider.id}`,
+    );
+    assert.equal(res.status, 503, await res.text());
   });
 });
