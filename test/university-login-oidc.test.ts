@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Writable } from 'node:stream';
 import { generateKeyPair } from 'jose';
+import { createLogger } from '../src/logging.ts';
 import { runCli } from '../src/cli/main.ts';
 import { addIdentityProvider } from '../src/services/sso/registry.ts';
 import { forEachDialect } from './support/harness.ts';
@@ -29,8 +31,22 @@ forEachDialect('university login over OpenID Connect (oidc-provider)', (dialect)
   let world: LoginWorld;
   let op: TestOp;
   let idpId: string;
+  const logLines: string[] = [];
+  const logger = createLogger(
+    { logLevel: 'trace', logFormat: 'json' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logLines.push(chunk.toString());
+        done();
+      },
+    }),
+  );
   before(async () => {
-    world = await startLoginWorld(dialect, { ADMIN_TOKEN, IDP_SECRETS_KEY: SECRETS_KEY });
+    world = await startLoginWorld(
+      dialect,
+      { ADMIN_TOKEN, IDP_SECRETS_KEY: SECRETS_KEY, ACCESS_LOG: 'true' },
+      { logger },
+    );
     op = await startTestOp(`${world.origin}/oidc/v1/callback`);
     const res = await fetch(`${world.origin}/admin/v1/identity-providers`, {
       method: 'POST',
@@ -120,6 +136,11 @@ forEachDialect('university login over OpenID Connect (oidc-provider)', (dialect)
       academic_level: null,
       valid_until: null,
     });
+    const code = new URL(callback).searchParams.get('code')!;
+    const logs = logLines.join('');
+    assert.ok(logs.includes('/oidc/v1/callback'), 'the access log has the callback');
+    for (const secret of [sub, code, op.idTokens.at(-1)!, OP_CLIENT_SECRET, session.challengeNonce])
+      assert.ok(!logs.includes(secret), `the logs hold ${secret.slice(0, 12)}…`);
     const dump = await dumpDatabase(world.h.testStore);
     assert.ok(!dump.includes(sub), 'the sub is not stored');
     assert.ok(!dump.includes(op.idTokens.at(-1)!), 'the ID token is not stored');
