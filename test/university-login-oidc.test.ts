@@ -321,4 +321,26 @@ forEachDialect('university login over OpenID Connect (oidc-provider)', (dialect)
     );
     assert.equal(res.status, 503, await res.text());
   });
+
+  test('a client secret that cannot be unsealed (IDP_SECRETS_KEY changed): the start answers 503', async () => {
+    const added = await addIdentityProvider(world.h.services, {
+      environment: 'sandbox',
+      oidcIssuer: op.issuer + '/resealed',
+      clientId: OP_CLIENT_ID,
+      clientSecret: OP_CLIENT_SECRET,
+      domain: 'resealed.test',
+      country: 'NL',
+    });
+    assert.ok(added.ok, JSON.stringify(added));
+    await world.h.store.db
+      .updateTable('identity_providers')
+      .set({ client_secret_sealed: 'v1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })
+      .where('id', '=', added.provider.id)
+      .execute();
+    const session = await sandboxSession(world);
+    const res = await new OidcBrowser().get(
+      `${world.origin}/sso/v1/sessions/${session.sessionId}/start?nonce=${encodeURIComponent(session.challengeNonce)}&idp=${added.provider.id}`,
+    );
+    assert.equal(res.status, 503, await res.text());
+  });
 });

@@ -128,12 +128,18 @@ async function oidcLocation(
   idp: StoredIdentityProvider,
   input: { requestId: string; challengeNonce: string; browserSecret: string },
 ): Promise<string> {
+  let secret: string | undefined;
+  try {
+    secret = clientSecretOf(idp.clientSecretSealed, idp.id, deps.config.universityLogin.secretsKey);
+  } catch (err) {
+    // Found before the student signs in: the code could not be redeemed afterwards.
+    throw new ApiError('service_unavailable', 'University login through this provider is not available now.', {
+      detail: `${idp.id}: ${(err as Error).message}`,
+    });
+  }
   let config;
   try {
-    config = await deps.oidcDiscovery.configuration(
-      idp,
-      clientSecretOf(idp.clientSecretSealed, idp.id, deps.config.universityLogin.secretsKey),
-    );
+    config = await deps.oidcDiscovery.configuration(idp, secret);
   } catch (err) {
     throw new ApiError('service_unavailable', 'The identity provider cannot be reached now; try again later.', {
       retryAfterSeconds: 30,
