@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { addIdentityProvider } from '../src/services/sso/registry.ts';
+import { addIdentityProvider } from '../../src/services/sso/registry.ts';
 import {
   launchBrowser,
   screenshot,
@@ -8,9 +8,9 @@ import {
   watchPage,
   type BrowserSession,
   type PortalServer,
-} from './support/browser.ts';
-import { OP_CLIENT_ID, OP_CLIENT_SECRET, startTestOp, type TestOp } from './support/oidc-provider.ts';
-import { createSession, getSession } from './support/sessions.ts';
+} from '../support/browser.ts';
+import { OP_CLIENT_ID, OP_CLIENT_SECRET, startTestOp, type TestOp } from '../support/oidc-provider.ts';
+import { createSession, getSession } from '../support/sessions.ts';
 
 /**
  * "Sign in with your university" through an OpenID provider (panva's oidc-provider) in Chromium,

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Writable } from 'node:stream';
 import { generateKeyPair } from 'jose';
-import { createLogger } from '../src/logging.ts';
-import { runCli } from '../src/cli/main.ts';
-import { addIdentityProvider } from '../src/services/sso/registry.ts';
-import { forEachDialect } from './support/harness.ts';
-import { dumpDatabase } from './support/dump.ts';
+import { createLogger } from '../../src/logging.ts';
+import { runCli } from '../../src/cli/main.ts';
+import { addIdentityProvider } from '../../src/services/sso/registry.ts';
+import { forEachDialect } from '../support/harness.ts';
+import { dumpDatabase } from '../support/dump.ts';
 import {
   OidcBrowser,
   OP_CLIENT_ID,
@@ -14,10 +14,10 @@ import {
   startTestOp,
   type Tamper,
   type TestOp,
-} from './support/oidc-provider.ts';
-import { getSession } from './support/sessions.ts';
-import type { CreatedSession } from './support/sessions.ts';
-import { sandboxSession, startLoginWorld, type LoginWorld } from './support/university-login.ts';
+} from '../support/oidc-provider.ts';
+import { getSession } from '../support/sessions.ts';
+import type { CreatedSession } from '../support/sessions.ts';
+import { sandboxSession, startLoginWorld, type LoginWorld } from '../support/university-login.ts';
 
 const ADMIN_TOKEN = 'admin-token-oidc-0123456789abcdef';
 const SECRETS_KEY = 'fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210';

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { systemClock } from '../src/domain/clock.ts';
-import { guardedFetch } from '../src/outbound/fetch.ts';
-import { createGuardedDispatcher } from '../src/outbound/ssrf.ts';
+import { systemClock } from '../../src/domain/clock.ts';
+import { guardedFetch } from '../../src/outbound/fetch.ts';
+import { createGuardedDispatcher } from '../../src/outbound/ssrf.ts';
 
 /** guardedFetch, the fetch handed to openid-client: the SSRF guard, no redirects, a size limit. */
 let server: Server;
