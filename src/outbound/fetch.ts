@@ -84,3 +84,41 @@ export async function fetchPublished(
     policy.clock.clearTimeout(timer);
   }
 }
+
+/**
+ * A `fetch` for libraries that take one (openid-client's `customFetch`): every request through
+ * the SSRF guard of ssrf.ts, redirects not followed, a timeout on the service clock and a size
+ * limit on the answer. It answers a standard `Response` (the library checks for one) and throws,
+ * as fetch does, when the target is refused or does not answer in time.
+ */
+export function guardedFetch(policy: FetchPolicy): (url: string, init?: RequestInit) => Promise<Response> {
+  return async (url, init = {}) => {
+    const shape = checkTargetUrlShape(url, { allowPrivateTargets: policy.allowPrivateTargets });
+    if (!shape.ok) throw new TypeError(`${url} is refused: ${shape.message}`);
+    const controller = new AbortController();
+    const timer = policy.clock.setTimeout(() => controller.abort(new FetchTimeout()), policy.timeoutMs);
+    try {
+      const headers: Record<string, string> = {};
+      new Headers(init.headers).forEach((value, key) => (headers[key] = value));
+      const response = await request(shape.url, {
+        method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
+        headers,
+        body: typeof init.body === 'string' || init.body instanceof URLSearchParams ? String(init.body) : undefined,
+        dispatcher: policy.dispatcher,
+        signal: controller.signal,
+      });
+      const body = await readCapped(response.body, policy.maxBytes);
+      const answered = new Headers();
+      for (const [key, value] of Object.entries(response.headers))
+        if (value !== undefined) for (const v of Array.isArray(value) ? value : [value]) answered.append(key, v);
+      const nullBody = response.statusCode === 204 || response.statusCode === 304;
+      return new Response(nullBody ? null : new Uint8Array(body), { status: response.statusCode, headers: answered });
+    } catch (err) {
+      if (controller.signal.aborted) throw new TypeError(`${url} did not answer within ${policy.timeoutMs} ms`);
+      if (err instanceof TooLarge) throw new TypeError(`${url} sent more than ${policy.maxBytes} bytes`);
+      throw err;
+    } finally {
+      policy.clock.clearTimeout(timer);
+    }
+  };
+}

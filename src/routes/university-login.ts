@@ -9,6 +9,7 @@ import { messagePage } from '../portal/message-page.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { LoginRefused } from '../services/sso/complete.ts';
 import { BROWSER_COOKIE, providersForSession, startLogin } from '../services/sso/login.ts';
+import { receiveOidcCallback } from '../services/sso/oidc/callback.ts';
 import { receiveSamlResponse } from '../services/sso/saml/acs.ts';
 import { spMetadata } from '../services/sso/index.ts';
 
@@ -219,6 +220,50 @@ export const universityLoginRoutes =
           const outcome = await receiveSamlResponse(deps, {
             samlResponse: request.body.SAMLResponse,
             relayState: request.body.RelayState,
+            browserSecret: cookieValue(request, BROWSER_COOKIE),
+          });
+          return reply
+            .header('cache-control', 'no-store')
+            .redirect(`${deps.config.portalUrl}/verify/${encodeURIComponent(outcome.sessionId)}`, 303);
+        } catch (err) {
+          if (err instanceof LoginRefused) return refusedPage(reply, 400, err.reason, err.message, false);
+          if (err instanceof ApiError && err.status < 500)
+            return refusedPage(reply, err.status, err.reason ?? err.code, err.message, false);
+          throw err;
+        }
+      },
+    });
+
+    app.get('/oidc/v1/callback', {
+      schema: {
+        hide: true,
+        tags,
+        operationId: 'receiveOidcCallback',
+        summary: "The redirect_uri: an OpenID provider's authorization response (code flow)",
+        description:
+          "Visited by the student's browser from the OpenID provider. Accepted: the answer to the login request outstanding for this session in this browser (state and the binding cookie), answered once, whose code redeems with this login's PKCE verifier for an ID token signed by a key of the provider's JWKS, for our client id, from the registered issuer, unexpired on the service clock, carrying the nonce derived from the session. An accepted answer completes the session and redirects (303) to the portal page; a refused one answers a page with the reason (also in the X-Matricula-Rejection-Reason header).",
+        security: PUBLIC,
+        querystring: Type.Object(
+          {
+            code: Type.Optional(Type.String({ maxLength: 4096 })),
+            state: Type.Optional(Type.String({ maxLength: 128 })),
+            iss: Type.Optional(Type.String({ maxLength: 2048 })),
+            error: Type.Optional(Type.String({ maxLength: 256 })),
+            error_description: Type.Optional(Type.String({ maxLength: 1024 })),
+            error_uri: Type.Optional(Type.String({ maxLength: 2048 })),
+            session_state: Type.Optional(Type.String({ maxLength: 1024 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          303: { description: 'Accepted: to the portal page of the session', type: 'null' },
+          400: { description: 'Refused: a page saying why', content: { 'text/html': { schema: Type.String() } } },
+        },
+      },
+      handler: async (request, reply) => {
+        try {
+          const outcome = await receiveOidcCallback(deps, {
+            query: request.url.slice(request.url.indexOf('?') + 1 || request.url.length),
             browserSecret: cookieValue(request, BROWSER_COOKIE),
           });
           return reply

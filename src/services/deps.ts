@@ -21,6 +21,7 @@ import { profileCatalog, type ProfileCatalog } from './credential-profiles.ts';
 import { loadRequestSigner, type RequestSigner } from './openid4vp/signer.ts';
 import { loadSpKeys, type SamlKeyPair } from './sso/saml/sp-keys.ts';
 import { ProviderDirectory } from './sso/directory.ts';
+import { OidcDiscovery } from './sso/oidc/discovery.ts';
 
 /** What every use case needs, assembled once by the composition root and passed to every part. */
 export interface ServiceDeps {
@@ -57,6 +58,8 @@ export interface ServiceDeps {
   samlKeys: () => Promise<SamlKeyPair>;
   /** The identity providers the portal's search runs over, re-read every 30 s (sso/directory.ts). */
   providerDirectory: ProviderDirectory;
+  /** OpenID providers' discovery documents and keys, fetched through the outbound guard and kept a while (sso/oidc/discovery.ts). */
+  oidcDiscovery: OidcDiscovery;
 }
 
 /** Issuer metadata and status lists as the configuration says: SSRF guard, timeout, size limit, cache bounds. */
@@ -135,6 +138,12 @@ export function createServiceDeps(input: {
     requestSigner: once(() => loadRequestSigner(input)),
     samlKeys: once(() => loadSpKeys(input)),
     providerDirectory: new ProviderDirectory(input.db, input.clock),
+    oidcDiscovery: new OidcDiscovery({
+      clock: input.clock,
+      allowPrivateTargets: input.config.outboundAllowPrivateTargets,
+      timeoutMs: input.config.trust.fetchTimeoutMs,
+      maxBytes: input.config.trust.fetchMaxBytes,
+    }),
     sessionWatch,
     profiles: profileCatalog(input.db, input.config),
   };

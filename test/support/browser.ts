@@ -67,12 +67,15 @@ export interface PortalServer {
  * the app, built with that address as BASE_URL and PORTAL_URL, then serves its requests. No port
  * is reserved and released beforehand, so no other process can take it in between.
  */
-export async function startPortalServer(dialect: DialectName = 'sqlite'): Promise<PortalServer> {
+export async function startPortalServer(
+  dialect: DialectName = 'sqlite',
+  config: Record<string, string> = {},
+): Promise<PortalServer> {
   // The address is known before the app is built, so that everything built from the configuration
   // (audiences, the sandbox status lists' URIs) names the address the browser uses.
   const server = await loopbackServer();
   const origin = server.origin;
-  const h = await startHarness(dialect, { BASE_URL: origin, PORTAL_URL: origin, PORT: String(server.port) });
+  const h = await startHarness(dialect, { BASE_URL: origin, PORTAL_URL: origin, PORT: String(server.port), ...config });
   await server.serve(h.app);
   const sandbox = await h.bootstrap('sandbox');
   const live = await h.bootstrap('live');

@@ -126,6 +126,7 @@ export const UNDOCUMENTED_ROUTES = [
   // University login, visited by the student's browser (docs/university-login.md).
   'GET /sso/v1/sessions/:sessionId/start',
   'POST /saml/v1/acs',
+  'GET /oidc/v1/callback',
 ];
 
 /** Bearer operations that refer to no resource and take no environment, and why that is safe. */

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import assert from 'node:assert/strict';
 import { addIdentityProvider } from '../../src/services/sso/registry.ts';
 import { startHarness, type DialectName, type Harness, type Tenant } from './harness.ts';
@@ -18,9 +19,13 @@ export interface LoginWorld {
   close(): Promise<void>;
 }
 
-export async function startLoginWorld(dialect: DialectName, config: Record<string, string> = {}): Promise<LoginWorld> {
+export async function startLoginWorld(
+  dialect: DialectName,
+  config: Record<string, string> = {},
+  options: { logger?: FastifyBaseLogger } = {},
+): Promise<LoginWorld> {
   const loopback = await loopbackServer();
-  const h = await startHarness(dialect, { BASE_URL: loopback.origin, PORT: String(loopback.port), ...config });
+  const h = await startHarness(dialect, { BASE_URL: loopback.origin, PORT: String(loopback.port), ...config }, options);
   await loopback.serve(h.app);
   // samlify stamps responses with the system clock; the service checks them on its own.
   h.clock.set(new Date());

@@ -6,7 +6,7 @@ import {
 } from '../../domain/identity-providers.ts';
 import type { Session } from '../../domain/session.ts';
 import type { RejectionReason } from '../../proofs/types.ts';
-import { findIdentityProvider } from '../../store/identity-providers.ts';
+import { findIdentityProvider, type StoredIdentityProvider } from '../../store/identity-providers.ts';
 import { findSession } from '../../store/sessions.ts';
 import { findSsoRequest, purgeExpiredSsoRows, spendAssertion, type SsoRequest } from '../../store/sso-requests.ts';
 import type { ServiceDeps } from '../deps.ts';
@@ -47,7 +47,7 @@ export async function requestAnswered(
   return request;
 }
 
-export async function requestedProvider(deps: ServiceDeps, request: SsoRequest): Promise<IdentityProvider> {
+export async function requestedProvider(deps: ServiceDeps, request: SsoRequest): Promise<StoredIdentityProvider> {
   const idp = await findIdentityProvider(deps.db, request.idpId);
   if (!idp) throw new LoginRefused('untrusted_issuer', 'the identity provider was removed from the registry');
   return idp;

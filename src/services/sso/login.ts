@@ -1,15 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { IdentityProvider } from '../../domain/identity-providers.ts';
 import { isId } from '../../domain/ids.ts';
 import { effectiveStatus } from '../../domain/session-state.ts';
 import type { Session } from '../../domain/session.ts';
 import { ApiError, forbidden, notFound } from '../../errors.ts';
-import { findIdentityProvider, findIdentityProviderByEntity } from '../../store/identity-providers.ts';
+import {
+  findIdentityProvider,
+  findIdentityProviderByEntity,
+  type StoredIdentityProvider,
+} from '../../store/identity-providers.ts';
 import { findSession } from '../../store/sessions.ts';
 import { replaceSsoRequest } from '../../store/sso-requests.ts';
 import { acceptedMethods } from '../answer-methods.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { sameSecret } from '../wallet.ts';
+import { authorizationUrl } from './oidc/authorization-request.ts';
+import { clientSecretOf } from './oidc/discovery.ts';
 import { samlFor } from './saml/service-provider.ts';
 
 /**
@@ -45,7 +50,7 @@ export async function providerFor(
   deps: Pick<ServiceDeps, 'db'>,
   session: Pick<Session, 'environment'>,
   idp: string,
-): Promise<IdentityProvider | undefined> {
+): Promise<StoredIdentityProvider | undefined> {
   const found = idp.startsWith('idp_')
     ? await findIdentityProvider(deps.db, idp)
     : await findIdentityProviderByEntity(deps.db, session.environment, idp);
@@ -83,7 +88,14 @@ export async function startLogin(
     expiresAt: session.expiresAt,
   });
   const maxAgeSeconds = Math.max(1, Math.ceil((Date.parse(session.expiresAt) - now.getTime()) / 1000));
-  if (idp.protocol !== 'saml') throw new ApiError('invalid_state', 'OpenID Connect login is not available yet.');
+  if (idp.protocol === 'oidc') {
+    const location = await oidcLocation(deps, idp, {
+      requestId,
+      challengeNonce: session.challengeNonce,
+      browserSecret,
+    });
+    return { location, browserSecret, maxAgeSeconds };
+  }
   const keys = await deps.samlKeys();
   const saml = samlFor({ baseUrl: deps.config.baseUrl, keys, idp, clock: deps.clock, requestId });
   // RelayState names the session, for the IdPs that show it; nothing relies on it.
@@ -104,4 +116,35 @@ export async function providersForSession(
   const session = isId('session', sessionId) ? await findSession(deps.db, sessionId) : undefined;
   if (!session) throw notFound('session');
   return deps.providerDirectory.search(session.environment, query, limit);
+}
+
+/**
+ * Where an OpenID Connect login starts: the provider's authorization endpoint (from its discovery
+ * document, fetched through the outbound guard), with PKCE, state and the session's nonce
+ * (oidc/authorization-request.ts). A provider that cannot be reached answers 503.
+ */
+async function oidcLocation(
+  deps: ServiceDeps,
+  idp: StoredIdentityProvider,
+  input: { requestId: string; challengeNonce: string; browserSecret: string },
+): Promise<string> {
+  let secret: string | undefined;
+  try {
+    secret = clientSecretOf(idp.clientSecretSealed, idp.id, deps.config.universityLogin.secretsKey);
+  } catch (err) {
+    // Found before the student signs in: the code could not be redeemed afterwards.
+    throw new ApiError('service_unavailable', 'University login through this provider is not available now.', {
+      detail: `${idp.id}: ${(err as Error).message}`,
+    });
+  }
+  let config;
+  try {
+    config = await deps.oidcDiscovery.configuration(idp, secret);
+  } catch (err) {
+    throw new ApiError('service_unavailable', 'The identity provider cannot be reached now; try again later.', {
+      retryAfterSeconds: 30,
+      detail: `OpenID Connect discovery of ${idp.entityId}: ${(err as { code?: string; message?: string }).code ?? (err as Error).message}`,
+    });
+  }
+  return authorizationUrl(config, idp, { baseUrl: deps.config.baseUrl, ...input });
 }
