@@ -28,13 +28,13 @@ export async function runCliInProcess(env: Record<string, string | undefined>, a
 
 /**
  * A CLI context for commands that talk to the service over HTTP only: what they write is kept,
- * line by line, and opening the database or reading the service's configuration fails the test.
+ * line by line, and opening the database or reading the service's configuration fails the test
+ * (unless `overrides` says otherwise).
  */
-export function offlineCliContext(env: Record<string, string>): {
-  ctx: CliContext;
-  stdout: string[];
-  stderr: string[];
-} {
+export function offlineCliContext(
+  env: Record<string, string>,
+  overrides: Partial<Pick<CliContext, 'clock' | 'config'>> = {},
+): { ctx: CliContext; stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
   const stderr: string[] = [];
   const ctx: CliContext = {
@@ -46,6 +46,7 @@ export function offlineCliContext(env: Record<string, string>): {
     config: () => {
       throw new Error('this command must not read the service configuration');
     },
+    ...overrides,
   };
   return { ctx, stdout, stderr };
 }
