@@ -58,6 +58,20 @@ export function listEnvelope<T extends TSchema>(item: T) {
   return Type.Object({ success: Type.Literal(true), data: Type.Array(item), pagination: Ref(Pagination) });
 }
 
+/** A list route's answer: a page as {@link listEnvelope} shapes it. */
+export function listBody<T>(page: { items: T[]; hasMore: boolean; nextCursor: string | null }) {
+  return {
+    success: true as const,
+    data: page.items,
+    pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
+  };
+}
+
+/** The page a list route's {@link PageQuery} asks for, its default size filled in. */
+export function pageOf(query: { limit?: number; startingAfter?: string }): { limit: number; startingAfter?: string } {
+  return { limit: query.limit ?? 20, startingAfter: query.startingAfter };
+}
+
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100.' })),
   startingAfter: Type.Optional(

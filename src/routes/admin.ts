@@ -3,12 +3,14 @@ import { FixedWindowLimiter } from '../domain/rate-limit.ts';
 import { ApiError, invalidRequest, invalidState, notFound } from '../errors.ts';
 import { requireOperatorToken } from '../http/operator-token.ts';
 import {
-  Environment,
   envelope,
+  Environment,
   errorResponses,
   IsoTimestamp,
+  listBody,
   listEnvelope,
   MultilineText,
+  pageOf,
   PageQuery,
   StringEnum,
 } from '../http/schemas.ts';
@@ -226,15 +228,8 @@ export const adminRoutes =
         response: { 200: listEnvelope(Organization), ...errorResponses(...ADMIN_ERRORS) },
       },
       handler: async (request) => {
-        const page = await listAllOrganizations(deps, {
-          limit: request.query.limit ?? 20,
-          startingAfter: request.query.startingAfter,
-        });
-        return {
-          success: true as const,
-          data: page.items,
-          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
-        };
+        const page = await listAllOrganizations(deps, pageOf(request.query));
+        return listBody(page);
       },
     });
 
@@ -250,16 +245,8 @@ export const adminRoutes =
         response: { 200: listEnvelope(Issuer), ...errorResponses(...ADMIN_ERRORS) },
       },
       handler: async (request) => {
-        const page = await registeredIssuersPage(
-          deps,
-          { limit: request.query.limit ?? 20, startingAfter: request.query.startingAfter },
-          request.query.environment,
-        );
-        return {
-          success: true as const,
-          data: page.items,
-          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
-        };
+        const page = await registeredIssuersPage(deps, pageOf(request.query), request.query.environment);
+        return listBody(page);
       },
     });
 

@@ -4,15 +4,17 @@ import { principalOf } from '../http/auth.ts';
 import {
   AUTHENTICATED_ERRORS,
   BEARER,
+  BODY_ERRORS,
+  envelope,
   Environment,
   errorResponses,
   IsoTimestamp,
-  envelope,
+  listBody,
   listEnvelope,
   MultilineText,
+  pageOf,
   PageQuery,
   POST_ERRORS,
-  BODY_ERRORS,
   Ref,
   StringEnum,
 } from '../http/schemas.ts';
@@ -124,15 +126,8 @@ export const appRoutes =
         response: { 200: listEnvelope(Ref(ApplicationListEntry)), ...errorResponses(...AUTHENTICATED_ERRORS) },
       },
       handler: async (request) => {
-        const page = await listApplications(deps, principalOf(request), {
-          limit: request.query.limit ?? 20,
-          startingAfter: request.query.startingAfter,
-        });
-        return {
-          success: true as const,
-          data: page.items,
-          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
-        };
+        const page = await listApplications(deps, principalOf(request), pageOf(request.query));
+        return listBody(page);
       },
     });
 

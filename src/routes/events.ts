@@ -6,7 +6,9 @@ import {
   BEARER,
   envelope,
   errorResponses,
+  listBody,
   listEnvelope,
+  pageOf,
   PageQuery,
   Ref,
 } from '../http/schemas.ts';
@@ -42,18 +44,9 @@ export const eventRoutes =
         },
       },
       handler: async (request) => {
-        const { appId, event, limit, startingAfter } = request.query;
-        const page = await listEventsFor(
-          deps,
-          principalOf(request),
-          { appId, type: event },
-          { limit: limit ?? 20, startingAfter },
-        );
-        return {
-          success: true as const,
-          data: page.items,
-          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
-        };
+        const { appId, event } = request.query;
+        const page = await listEventsFor(deps, principalOf(request), { appId, type: event }, pageOf(request.query));
+        return listBody(page);
       },
     });
 

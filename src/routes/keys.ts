@@ -3,11 +3,13 @@ import { principalOf } from '../http/auth.ts';
 import {
   AUTHENTICATED_ERRORS,
   BEARER,
+  envelope,
   Environment,
   errorResponses,
   IsoTimestamp,
-  envelope,
+  listBody,
   listEnvelope,
+  pageOf,
   PageQuery,
   POST_ERRORS,
   Ref,
@@ -97,13 +99,9 @@ export const keyRoutes =
         },
       },
       handler: async (request) => {
-        const { appId, limit, startingAfter } = request.query;
-        const page = await listKeys(deps, principalOf(request), { appId }, { limit: limit ?? 20, startingAfter });
-        return {
-          success: true as const,
-          data: page.items,
-          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
-        };
+        const { appId } = request.query;
+        const page = await listKeys(deps, principalOf(request), { appId }, pageOf(request.query));
+        return listBody(page);
       },
     });
 

@@ -226,9 +226,7 @@ export const universityLoginRoutes =
             .header('cache-control', 'no-store')
             .redirect(`${deps.config.portalUrl}/verify/${encodeURIComponent(outcome.sessionId)}`, 303);
         } catch (err) {
-          if (err instanceof LoginRefused) return refusedPage(reply, 400, err.reason, err.message, false);
-          if (err instanceof ApiError && err.status < 500)
-            return refusedPage(reply, err.status, err.reason ?? err.code, err.message, false);
+          if (err instanceof LoginRefused) return refusedPage(reply, err.status, err.reason, err.message, false);
           throw err;
         }
       },

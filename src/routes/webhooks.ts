@@ -5,15 +5,17 @@ import { principalOf } from '../http/auth.ts';
 import {
   AUTHENTICATED_ERRORS,
   BEARER,
-  Environment,
+  BODY_ERRORS,
   envelope,
+  Environment,
   errorResponses,
   IsoTimestamp,
+  listBody,
   listEnvelope,
   MultilineText,
+  pageOf,
   PageQuery,
   POST_ERRORS,
-  BODY_ERRORS,
   Ref,
   StringEnum,
 } from '../http/schemas.ts';
@@ -200,13 +202,8 @@ export const webhookRoutes =
         response: { 200: listEnvelope(Ref(WebhookEndpointSchema)), ...errorResponses(...READ_ERRORS) },
       },
       handler: async (request) => {
-        const { appId, limit, startingAfter } = request.query;
-        const page = await listEndpointsFor(
-          deps,
-          principalOf(request),
-          { appId },
-          { limit: limit ?? 20, startingAfter },
-        );
+        const { appId } = request.query;
+        const page = await listEndpointsFor(deps, principalOf(request), { appId }, pageOf(request.query));
         return {
           success: true as const,
           data: page.items.map(endpointView),
@@ -320,19 +317,15 @@ export const webhookRoutes =
         response: { 200: listEnvelope(Ref(DeliverySchema)), ...errorResponses(...READ_ERRORS) },
       },
       handler: async (request) => {
-        const { status, limit, startingAfter } = request.query;
+        const { status } = request.query;
         const page = await listDeliveriesFor(
           deps,
           principalOf(request),
           request.params.webhookId,
           { status },
-          { limit: limit ?? 20, startingAfter },
+          pageOf(request.query),
         );
-        return {
-          success: true as const,
-          data: page.items,
-          pagination: { hasMore: page.hasMore, nextCursor: page.nextCursor },
-        };
+        return listBody(page);
       },
     });
 

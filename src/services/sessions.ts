@@ -3,7 +3,7 @@ import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.t
 import { newId, pooledRandomBytes } from '../domain/ids.ts';
 import { checkReturnUrl } from '../domain/return-url.ts';
 import { effectiveStatus, SESSION_TTL, type SessionStatus } from '../domain/session-state.ts';
-import { ApiError, invalidRequest, notFound } from '../errors.ts';
+import { ApiError, invalidRequest, invalidState, notFound } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { PageRequest } from '../store/pagination.ts';
 import { findSession, listSessions, transitionSession } from '../store/sessions.ts';
@@ -11,6 +11,7 @@ import { type Session, type SessionResult } from '../domain/session.ts';
 import type { EventData } from '../domain/events.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
 import type { ServiceDeps } from './deps.ts';
+import { apiErrorOf, type Refused } from './judgement.ts';
 import type { AnswerMethod } from '../domain/identity-providers.ts';
 import { setAnswerMethods } from '../store/answer-methods.ts';
 
@@ -161,11 +162,16 @@ export function completedEventData(sessionId: string, result: SessionResult): Ev
 }
 
 /** Explains why a session did not move, from its state as it is now. */
-export async function refusal(deps: ServiceDeps, sessionId: string, action: string): Promise<ApiError> {
+export async function sessionRefused(deps: ServiceDeps, sessionId: string, action: string): Promise<Refused> {
   const current = await findSession(deps.db, sessionId);
   const status = current ? effectiveStatus(current.status, current.expiresAt, deps.clock.now()) : 'expired';
-  if (status === 'expired') return new ApiError('session_expired', 'The session has expired.');
-  return new ApiError('invalid_state', `Cannot ${action} a ${status} session.`);
+  if (status === 'expired') return { kind: 'refused', refusal: 'expired', message: 'The session has expired.' };
+  return { kind: 'refused', refusal: 'not_open', message: `Cannot ${action} a ${status} session.` };
+}
+
+/** {@link sessionRefused} in the API's words: 410 `session_expired` or 409 `invalid_state`. */
+export async function refusal(deps: ServiceDeps, sessionId: string, action: string): Promise<ApiError> {
+  return apiErrorOf(await sessionRefused(deps, sessionId, action));
 }
 
 export async function cancelSession(deps: ServiceDeps, principal: Principal, id: string): Promise<Session> {
@@ -178,9 +184,9 @@ export async function cancelSession(deps: ServiceDeps, principal: Principal, id:
   });
   if (moved) deps.metrics.sessionCompleted({ outcome: 'cancelled', format: 'none' });
   if (!moved) {
-    const error = await refusal(deps, session.id, 'cancel');
+    const refused = await sessionRefused(deps, session.id, 'cancel');
     // For the business, an expired session is a state like any other: not a 410.
-    throw error.code === 'session_expired' ? new ApiError('invalid_state', 'Cannot cancel an expired session.') : error;
+    throw refused.refusal === 'expired' ? invalidState('Cannot cancel an expired session.') : apiErrorOf(refused);
   }
   return (await findSession(deps.db, session.id))!;
 }

@@ -14,7 +14,8 @@ import type { Db } from '../store/db.ts';
 import { acceptedMethods } from './answer-methods.ts';
 import type { ServiceDeps } from './deps.ts';
 import { checkPresentation, rejectionSentence } from './presentations.ts';
-import { completedEventData, refusal } from './sessions.ts';
+import { apiErrorOf, type Judgement, type Refused, type Rejected } from './judgement.ts';
+import { completedEventData, refusal, sessionRefused } from './sessions.ts';
 
 /** Compares digests so the comparison takes the same time whatever the inputs' lengths. */
 export function sameSecret(a: string, b: string): boolean {
@@ -163,8 +164,9 @@ export interface Answer {
 }
 
 /**
- * The answer to a consented session, whichever protocol carried it: judged (the session
- * completes), or rejected (a failed attempt, thrown as `presentation_rejected` with its reason).
+ * The wallet protocol's answer to a consented session: completed (verified or not), or an
+ * `ApiError` in the API's words (`presentation_rejected` with its reason, `forbidden`, or the
+ * session's state).
  */
 export async function answerConsentedSession(
   deps: ServiceDeps,
@@ -172,16 +174,26 @@ export async function answerConsentedSession(
   answer: Answer,
   also?: AlsoInTransaction,
 ): Promise<SubmissionOutcome> {
-  return completeWithResult(deps, session, await judgeAnswer(deps, session, answer), also);
+  const judgement = await judgeAnswer(deps, session, answer);
+  if (judgement.kind !== 'accepted') throw apiErrorOf(judgement);
+  const completed = await completeWithResult(deps, session, judgement.result, also);
+  if (completed.kind === 'refused') throw apiErrorOf(completed);
+  return completed.outcome;
 }
 
 /**
- * Judges an answer without completing the session: the result it completes the session with, or
- * (rejected) a failed attempt, thrown as `presentation_rejected` with its reason.
+ * Judges an answer without completing the session, whichever channel carried it: accepted (the
+ * result to complete the session with), rejected (a failed attempt, counted: {@link rejectAttempt})
+ * or refused (the session does not take wallets, or is no longer open). A value each channel maps
+ * to its own wire format (services/judgement.ts).
  */
-export async function judgeAnswer(deps: ServiceDeps, session: Session, answer: Answer): Promise<SessionResult> {
+export async function judgeAnswer(deps: ServiceDeps, session: Session, answer: Answer): Promise<Judgement> {
   if (!(await acceptedMethods(deps, session)).includes('wallet'))
-    throw new ApiError('forbidden', 'This session does not accept wallets (allowedMethods).');
+    return {
+      kind: 'refused',
+      refusal: 'method_not_allowed',
+      message: 'This session does not accept wallets (allowedMethods).',
+    };
   const outcome = await checkPresentation(deps, {
     format: answer.format,
     presentation: answer.presentation,
@@ -193,42 +205,62 @@ export async function judgeAnswer(deps: ServiceDeps, session: Session, answer: A
     // The same profiles hold for every protocol (docs/credential-profiles.md).
     profiles: answer.profiles ?? (await deps.profiles.accepted()),
   });
-  if (outcome.kind === 'judged') return { ...outcome.result, protocol: answer.protocol };
+  if (outcome.kind === 'judged') return { kind: 'accepted', result: { ...outcome.result, protocol: answer.protocol } };
   return rejectAttempt(deps, session, answer.protocol, outcome);
 }
 
-/** Completes a consented session with a judged result (`verification.completed`). */
+/** A session completed by an answer: the wallet protocol's response body. */
+export interface Completed {
+  kind: 'completed';
+  outcome: SubmissionOutcome;
+}
+
+/**
+ * Completes a consented session with an accepted result (`verification.completed`); refused when
+ * the session had moved meanwhile (another answer won, it expired, it was cancelled).
+ */
 export async function completeWithResult(
   deps: ServiceDeps,
   session: Session,
   result: SessionResult,
   also?: AlsoInTransaction,
-): Promise<SubmissionOutcome> {
+): Promise<Completed | Refused> {
   if (!(await completeSession(deps, session, result, deps.clock.now().toISOString(), also)))
-    throw await refusal(deps, session.id, 'present to');
+    return sessionRefused(deps, session.id, 'present to');
   return {
-    sessionId: session.id,
-    status: 'completed',
-    verified: result.verified,
-    failureReason: result.failureReason,
-    failureMessage: result.failureMessage,
+    kind: 'completed',
+    outcome: {
+      sessionId: session.id,
+      status: 'completed',
+      verified: result.verified,
+      failureReason: result.failureReason,
+      failureMessage: result.failureMessage,
+    },
   };
 }
 
 /**
- * Counts a rejected presentation of a consented session and throws `presentation_rejected`; the
- * fifth completes the session unverified (too_many_attempts), the business learns why.
+ * Counts a rejected answer of a consented session, whichever channel carried it: the fifth
+ * completes the session unverified (too_many_attempts), and the business learns why. Refused
+ * when the session is no longer open (nothing counted).
  */
 export async function rejectAttempt(
   deps: ServiceDeps,
   session: Session,
   protocol: WalletProtocol,
   rejection: { reason: RejectionReason; message: string; detail?: string },
-): Promise<never> {
+): Promise<Rejected | Refused> {
   const at = deps.clock.now().toISOString();
   const attempts = await recordFailedAttempt(deps.db, session.id, at);
-  if (attempts === undefined) throw await refusal(deps, session.id, 'present to');
-  if (attempts >= MAX_FAILED_ATTEMPTS) {
+  if (attempts === undefined) return sessionRefused(deps, session.id, 'present to');
+  const rejected: Rejected = {
+    kind: 'rejected',
+    reason: rejection.reason,
+    message: rejection.message,
+    ...(rejection.detail !== undefined ? { detail: rejection.detail } : {}),
+    attemptsLeft: Math.max(0, MAX_FAILED_ATTEMPTS - attempts),
+  };
+  if (rejected.attemptsLeft === 0) {
     const result: SessionResult = {
       verified: false,
       protocol,
@@ -239,21 +271,6 @@ export async function rejectAttempt(
       failureMessage: `${MAX_FAILED_ATTEMPTS} presentations were rejected. The last one: ${rejectionSentence(rejection.message)}`,
     };
     await completeSession(deps, session, result, at);
-    throw new ApiError(
-      'presentation_rejected',
-      `${rejectionSentence(rejection.message)} That was the last attempt: the session is completed unverified (too_many_attempts).`,
-      {
-        param: 'presentation',
-        reason: rejection.reason,
-        detail: rejection.detail,
-      },
-    );
   }
-  const left = MAX_FAILED_ATTEMPTS - attempts;
-  const attemptsLeft = `${left} attempt${left === 1 ? '' : 's'} left.`;
-  throw new ApiError('presentation_rejected', `${rejectionSentence(rejection.message)} ${attemptsLeft}`, {
-    param: 'presentation',
-    reason: rejection.reason,
-    detail: rejection.detail,
-  });
+  return rejected;
 }

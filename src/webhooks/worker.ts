@@ -4,23 +4,21 @@ import type { Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { ClaimPlanner, claimPolicy, type ClaimResult, type ClaimTicket } from '../domain/claim-plan.ts';
-import { newId } from '../domain/ids.ts';
 import { noMetrics, type MetricsRecorder } from '../domain/metrics.ts';
 import type { Store } from '../store/db.ts';
 import { claimDueDeliveries, type ClaimedDelivery } from '../store/webhook-deliveries/claim.ts';
 import { AttemptRecorder } from './attempt-recorder.ts';
-import { afterAttempt, envelopeBody, signingSecrets } from './delivery-policy.ts';
+import { attemptDelivery, type AttemptContext, type Outcome } from './attempt.ts';
 import { LeaseKeeper } from './leases.ts';
-import { buildDeliveryHeaders, sendWebhook, type SendResult } from './sender.ts';
-import { signPayload, signStandardWebhook, unixSeconds } from './signature.ts';
-import { checkTargetUrlShape, createGuardedDispatcher } from '../outbound/ssrf.ts';
+import type { SendResult } from './sender.ts';
+import { createGuardedDispatcher } from '../outbound/ssrf.ts';
 import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } from './wake.ts';
 
 /**
  * The delivery worker (docs/webhooks.md): claims due deliveries in batches under a short lease that a
- * heartbeat renews while they are in flight (leases.ts), sends them concurrently with their
- * signatures through the SSRF-guarded dispatcher (keep-alive connections per origin), records the
- * attempts in batches (attempt-recorder.ts) and schedules the retries. Claims are fair, by the
+ * heartbeat renews while they are in flight (leases.ts) and attempts them concurrently (attempt.ts:
+ * signed, sent through the SSRF-guarded dispatcher with keep-alive connections per origin, the
+ * retry scheduled, recorded in batches by attempt-recorder.ts). Claims are fair, by the
  * plan of domain/claim-plan.ts: each endpoint's oldest due deliveries round-robin across
  * organizations and endpoints, at most `maxPerEndpoint` in flight to one endpoint, one to an
  * endpoint whose last attempt timed out until it answers again, and the last slots kept for
@@ -92,8 +90,6 @@ export interface RunSummary {
   lost: number;
 }
 
-type Outcome = 'succeeded' | 'retrying' | 'failed' | 'lost';
-
 const silent: WorkerLog = { info: () => {}, warn: () => {}, error: () => {} };
 
 export class DeliveryWorker {
@@ -109,6 +105,8 @@ export class DeliveryWorker {
   readonly #signal: WakeSignal;
   readonly #leases: LeaseKeeper;
   readonly #recorder: AttemptRecorder;
+  /** What each attempt sends with, records through and reports to (attempt.ts). */
+  readonly #attempts: AttemptContext;
   #unsubscribe: (() => void) | undefined;
   readonly #inFlight = new Set<Promise<Outcome>>();
   #loop: Promise<void> | undefined;
@@ -141,6 +139,17 @@ export class DeliveryWorker {
       log: this.#log,
     });
     this.#recorder = new AttemptRecorder({ db: options.store.db, clock: options.clock });
+    this.#attempts = {
+      clock: options.clock,
+      config: options.config,
+      dispatcher: this.#dispatcher,
+      recorder: this.#recorder,
+      workerId: this.workerId,
+      log: this.#log,
+      random: options.random ?? Math.random,
+      timeoutMs: options.timeoutMs,
+      onSent: (delivery, result) => this.#observe(delivery.endpoint.id, result),
+    };
   }
 
   get state(): WorkerState {
@@ -319,7 +328,7 @@ export class DeliveryWorker {
   async #deliver(delivery: ClaimedDelivery): Promise<Outcome> {
     let outcome: Outcome;
     try {
-      outcome = await this.#attempt(delivery);
+      outcome = await attemptDelivery(delivery, this.#attempts);
     } catch (err) {
       // Recording failed (database trouble): the lease runs out and another attempt follows.
       this.#log.error({ err, deliveryId: delivery.id }, 'webhook delivery could not be recorded');
@@ -329,99 +338,5 @@ export class DeliveryWorker {
     }
     (this.#options.metrics ?? noMetrics).webhookDelivery({ result: outcome });
     return outcome;
-  }
-
-  async #attempt(delivery: ClaimedDelivery): Promise<Outcome> {
-    const { clock, config } = this.#options;
-    const startedAt = clock.now();
-    const result = await this.#send(delivery, startedAt);
-    this.#observe(delivery.endpoint.id, result);
-    const finishedAt = clock.now();
-    const { next, disable } = afterAttempt(
-      result,
-      delivery.attempt,
-      finishedAt,
-      config.webhookRetrySchedule,
-      this.#options.random ?? Math.random,
-    );
-    const recorded = await this.#recorder.record({
-      deliveryId: delivery.id,
-      token: delivery.leaseToken,
-      record: {
-        id: newId('attempt', clock),
-        workerId: this.workerId,
-        attempt: {
-          attempt: delivery.attempt,
-          startedAt: startedAt.toISOString(),
-          durationMs: result.durationMs,
-          statusCode: result.status ?? null,
-          outcome: result.ok ? 'succeeded' : (result.error ?? 'http_error'),
-          errorMessage: result.errorMessage ?? null,
-          responseBody: result.responseBody,
-          responseBodyTruncated: result.responseBodyTruncated,
-        },
-        next,
-        ...(disable ? { disableEndpoint: { endpointId: delivery.endpoint.id } } : {}),
-      },
-    });
-    if (!recorded) return 'lost';
-    // One line per failed attempt, once it is recorded (a lost lease logs nothing: the holder does).
-    if (!result.ok)
-      this.#log.warn(
-        {
-          endpointId: delivery.endpoint.id,
-          deliveryId: delivery.id,
-          eventId: delivery.event.id,
-          attempt: delivery.attempt,
-          statusCode: result.status ?? null,
-          outcome: result.error ?? 'http_error',
-          error: result.errorMessage ?? null,
-          nextAttemptAt: next.status === 'pending' ? next.dueAt : null,
-          endpointDisabled: disable,
-        },
-        disable
-          ? 'webhook endpoint answered 410 Gone: disabled'
-          : next.status === 'pending'
-            ? 'webhook delivery attempt failed; retrying'
-            : 'webhook delivery attempt failed; no attempts left',
-      );
-    return next.status === 'pending' ? 'retrying' : next.status;
-  }
-
-  #send(delivery: ClaimedDelivery, now: Date): Promise<SendResult> {
-    const { endpoint, event } = delivery;
-    // The policy may have tightened since registration: the cheap checks run before every send,
-    // the address checks inside the dispatcher at connect time.
-    const shape = checkTargetUrlShape(endpoint.url, {
-      allowPrivateTargets: this.#options.config.outboundAllowPrivateTargets,
-    });
-    if (!shape.ok) {
-      return Promise.resolve({
-        ok: false,
-        durationMs: 0,
-        responseBody: '',
-        responseBodyTruncated: false,
-        error: 'ssrf_refused',
-        errorMessage: shape.message,
-      });
-    }
-    const body = envelopeBody(event);
-    const secrets = signingSecrets(endpoint, now);
-    const timestamp = unixSeconds(now);
-    const headers = buildDeliveryHeaders({
-      eventName: event.event,
-      deliveryId: delivery.id,
-      attempt: delivery.attempt,
-      signature: signPayload(body, secrets, timestamp),
-      standard: { id: event.id, timestamp, signature: signStandardWebhook(event.id, body, secrets, timestamp) },
-    });
-    return sendWebhook({
-      url: endpoint.url,
-      body,
-      headers,
-      dispatcher: this.#dispatcher,
-      timeoutMs: this.#options.timeoutMs,
-      clock: this.#options.clock,
-    });
   }
 }

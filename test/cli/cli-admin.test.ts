@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
-import type { CliContext } from '../../src/cli/command.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { TestClock } from '../../src/domain/clock.ts';
 import { sandboxIssuers } from '../../src/proofs/issuer-definitions.ts';
 import { sandboxIssuerKeyPair as jwkKeyPair } from '../../src/proofs/sd-jwt-vc/index.ts';
 import { seedSandboxIssuers } from '../../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, testConfig, type TestStore } from '../support/harness.ts';
+import { offlineCliContext } from '../support/cli.ts';
 import { listeningApp } from '../support/server.ts';
 import { CA_USAGE, certificate, newIssuerKey, pem } from '../support/university.ts';
 
@@ -27,18 +27,9 @@ forEachDialect('matricula CLI through the admin API', (dialect) => {
 
   /** Runs the CLI in this process; it may not open a database: everything goes over HTTP. */
   const cli = async (env: Record<string, string>, ...argv: string[]) => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const ctx: CliContext = {
-      env,
-      stdout: (text) => out.push(text),
-      stderr: (text) => err.push(text),
-      clock: new TestClock(),
-      openStore: () => Promise.reject(new Error('the CLI opened the database')),
-      config: () => testConfig(),
-    };
+    const { ctx, stdout, stderr } = offlineCliContext(env, { clock: new TestClock(), config: () => testConfig() });
     const code = await runCli(argv, ctx);
-    return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+    return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
   };
   const withToken = { MATRICULA_ADMIN_TOKEN: TOKEN };
 

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { serviceBaseUrl } from '../../src/cli/api-client.ts';
-import type { CliContext } from '../../src/cli/command.ts';
 import { runCli } from '../../src/cli/main.ts';
-import { systemClock } from '../../src/domain/clock.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import { seedSandboxIssuers } from '../../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
+import { offlineCliContext } from '../support/cli.ts';
 import { listeningApp } from '../support/server.ts';
 
 /**
@@ -19,21 +19,7 @@ import { listeningApp } from '../support/server.ts';
 /** A port nothing listens on: a command sent there fails to connect. */
 const NOWHERE = 'http://127.0.0.1:9';
 
-function context(env: Record<string, string>) {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const ctx: CliContext = {
-    env,
-    stdout: (text) => stdout.push(text),
-    stderr: (text) => stderr.push(text),
-    clock: systemClock,
-    openStore: () => Promise.reject(new Error('these commands must not open the database')),
-    config: () => {
-      throw new Error('these commands must not read the service configuration');
-    },
-  };
-  return { ctx, stdout, stderr };
-}
+const context = offlineCliContext;
 
 test('the order: the flag, MATRICULA_BASE_URL, BASE_URL, localhost:8080; a bad value names its source', () => {
   const base = (env: Record<string, string>, value?: string) =>

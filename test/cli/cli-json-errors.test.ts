@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import type { CliContext } from '../../src/cli/command.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { systemClock } from '../../src/domain/clock.ts';
 import { seedSandboxIssuers } from '../../src/services/trust-registry.ts';
 import { createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
+import { offlineCliContext } from '../support/cli.ts';
 import { listeningApp } from '../support/server.ts';
 
 /**
@@ -16,18 +16,7 @@ import { listeningApp } from '../support/server.ts';
 const QR = 'matricula://verify?session=sess_01aaaaaaaaaaaaaaaaaaaaaaaa&nonce=nonce_x';
 
 async function cli(env: Record<string, string>, ...argv: string[]) {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const ctx: CliContext = {
-    env,
-    stdout: (text) => stdout.push(text),
-    stderr: (text) => stderr.push(text),
-    clock: systemClock,
-    openStore: () => Promise.reject(new Error('wallet present must not open the database')),
-    config: () => {
-      throw new Error('wallet present must not read the service configuration');
-    },
-  };
+  const { ctx, stdout, stderr } = offlineCliContext(env);
   const code = await runCli(argv, ctx);
   assert.equal(stdout.length, 1, `one object on stdout: ${JSON.stringify(stdout)}`);
   return { code, json: JSON.parse(stdout[0]!), stderr: stderr.join('\n') };

@@ -53,10 +53,7 @@ describe('return URLs and allowed origins, pure', () => {
 forEachDialect('returnUrl on sessions', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   const patchApp = (appId: string, body: Record<string, unknown>, who = tenant) =>
     h.app.inject({ method: 'PATCH', url: `/org/v1/apps/${appId}`, headers: who.auth, payload: body });
@@ -172,14 +169,7 @@ forEachDialect('returnUrl on sessions', (dialect) => {
 forEachDialect('returnUrl without private targets', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(
-    dialect,
-    (ready, readyTenant) => {
-      h = ready;
-      tenant = readyTenant;
-    },
-    { OUTBOUND_ALLOW_PRIVATE_TARGETS: 'false' },
-  );
+  useHarness(dialect, (...suite) => ([h, tenant] = suite), { OUTBOUND_ALLOW_PRIVATE_TARGETS: 'false' });
 
   test('http:// origins are refused: https only', async () => {
     const res = await h.app.inject({

@@ -5,10 +5,7 @@ import { forEachDialect, useHarness, type Harness, type Tenant } from '../suppor
 forEachDialect('HTTP conventions', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   const createApp = (name: string, key?: string, auth = tenant.auth) =>
     h.app.inject({

@@ -29,10 +29,7 @@ function assertInvalid(res: LightMyRequestResponse, param: string | undefined, w
 forEachDialect('Input and transport edges', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   const operations = async () => operationsOf((await h.app.inject({ method: 'GET', url: '/openapi.json' })).json());
 

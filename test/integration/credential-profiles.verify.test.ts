@@ -24,14 +24,7 @@ forEachDialect('credential profiles: a foreign SD-JWT VC through /verify and the
   let tenant: Tenant;
   let issuer: IssuerKey;
   const holder = newHolder();
-  useHarness(
-    dialect,
-    (ready, readyTenant) => {
-      h = ready;
-      tenant = readyTenant;
-    },
-    { ADMIN_TOKEN },
-  );
+  useHarness(dialect, (...suite) => ([h, tenant] = suite), { ADMIN_TOKEN });
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
   before(async () => {

@@ -113,10 +113,7 @@ describe('holder-side builders', () => {
 forEachDialect('sandbox presentation of a format this installation cannot build', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   test('is an invalid_request on format that says what to install; the other formats build', async () => {
     const deps = createServiceDeps({ db: h.store.db, clock: h.clock, config: h.config });

@@ -13,21 +13,13 @@ const HOUR_MS = 60 * 60 * 1000;
 forEachDialect('periodic jobs', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(
-    dialect,
-    (ready, readyTenant) => {
-      h = ready;
-      tenant = readyTenant;
-    },
-    {
-      JOB_SESSION_EXPIRY_SECONDS: '7',
-      JOB_EXPIRED_ROWS_PURGE_SECONDS: '20',
-      JOB_RESULT_RETENTION_SECONDS: '30',
-      JOB_EVENT_RETENTION_SECONDS: '40',
-      JOB_FEDERATION_REFRESH_SECONDS: '50',
-      RESULT_RETENTION_DAYS: '1',
-    },
-  );
+  useHarness(dialect, (...suite) => ([h, tenant] = suite), {
+    JOB_SESSION_EXPIRY_SECONDS: '7',
+    JOB_EXPIRED_ROWS_PURGE_SECONDS: '20',
+    JOB_RESULT_RETENTION_SECONDS: '30',
+    JOB_EVENT_RETENTION_SECONDS: '40',
+    RESULT_RETENTION_DAYS: '1',
+  });
 
   const failures: unknown[] = [];
   const build = () =>

@@ -7,10 +7,7 @@ const LIST_FIELDS = ['createdAt', 'environment', 'id', 'keyCount', 'name', 'stat
 forEachDialect('applications API', (dialect) => {
   let h: Harness;
   let sandbox: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    sandbox = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, sandbox] = suite));
 
   test('create returns 201 with the list-entry fields', async () => {
     const res = await h.app.inject({

@@ -11,10 +11,7 @@ import { createSession, type CreatedSession } from '../support/sessions.ts';
 forEachDialect('Idempotency on public routes', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   const consentWith = (session: CreatedSession, key: string, nonce = session.challengeNonce) =>
     h.app.inject({

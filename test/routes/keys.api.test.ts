@@ -8,10 +8,7 @@ const GENERATED_FIELDS = ['appId', 'createdAt', 'environment', 'id', 'keyHint', 
 forEachDialect('API keys', (dialect) => {
   let h: Harness;
   let sandbox: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    sandbox = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, sandbox] = suite));
 
   const generate = (tenant: Tenant, body: Record<string, unknown>) =>
     h.app.inject({ method: 'POST', url: '/org/v1/keys', headers: tenant.auth, payload: body });

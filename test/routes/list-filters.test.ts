@@ -12,10 +12,7 @@ import { createSession } from '../support/sessions.ts';
 forEachDialect('sessions list: the expired filter across pages', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   test('stored and lapsed expired sessions, interleaved, page by page in id order', async () => {
     const ids: string[] = [];

@@ -6,10 +6,7 @@ import { createSession, getSession } from '../support/sessions.ts';
 forEachDialect('results stored before failureMessage', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   test('read with failureMessage null', async () => {
     const s = await createSession(h, tenant);

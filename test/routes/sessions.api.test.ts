@@ -17,14 +17,10 @@ const CREATED_FIELDS = [
 forEachDialect('verification sessions API', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(
-    dialect,
-    (ready, readyTenant) => {
-      h = ready;
-      tenant = readyTenant;
-    },
-    { APP_SCHEME: 'matricula', PORTAL_URL: 'https://portal.example' },
-  );
+  useHarness(dialect, (...suite) => ([h, tenant] = suite), {
+    APP_SCHEME: 'matricula',
+    PORTAL_URL: 'https://portal.example',
+  });
 
   const post = (body: Record<string, unknown>, auth = tenant.auth) =>
     h.app.inject({ method: 'POST', url: '/verification/v1/sessions', headers: auth, payload: body });

@@ -16,10 +16,7 @@ import { buildPresentation, consent, createSession, submit } from '../support/se
 forEachDialect('direct verify is no replay oracle (finding 2)', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   const verify = (body: Record<string, unknown>, auth = tenant.auth) =>
     h.app.inject({ method: 'POST', url: '/verification/v1/verify', headers: auth, payload: body });

@@ -9,10 +9,7 @@ const RESULT_FIELDS = ['claims', 'failureMessage', 'failureReason', 'format', 'i
 forEachDialect('direct verify and events API', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   const verify = (body: Record<string, unknown>, auth = tenant.auth) =>
     h.app.inject({ method: 'POST', url: '/verification/v1/verify', headers: auth, payload: body });
@@ -287,14 +284,7 @@ forEachDialect('OPENID4VP_ACCEPTED_VCT holds for every protocol', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
   // StudentCredential, the sandbox credentials' vct, is not among the accepted types here.
-  useHarness(
-    dialect,
-    (ready, readyTenant) => {
-      h = ready;
-      tenant = readyTenant;
-    },
-    { OPENID4VP_ACCEPTED_VCT: 'urn:example:OtherCredential' },
-  );
+  useHarness(dialect, (...suite) => ([h, tenant] = suite), { OPENID4VP_ACCEPTED_VCT: 'urn:example:OtherCredential' });
 
   test('/verify refuses an sd-jwt-vc whose vct is not accepted', async () => {
     const nonce = 'nonce_vct-check';

@@ -23,10 +23,7 @@ const URL_OK = 'http://127.0.0.1:9/hooks';
 forEachDialect('webhook endpoints API', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   test('create returns 201 with the record and its whsec_ secret; reads never show the secret', async () => {
     const res = await h.app.inject({
@@ -369,10 +366,7 @@ forEachDialect('webhook endpoints API', (dialect) => {
 forEachDialect('application creation with a webhook', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   const countRows = async () => ({
     apps: (await h.store.db.selectFrom('applications').select('id').execute()).length,
@@ -446,14 +440,7 @@ forEachDialect('application creation with a webhook', (dialect) => {
 forEachDialect('webhook URL refusal at registration (production policy)', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(
-    dialect,
-    (ready, readyTenant) => {
-      h = ready;
-      tenant = readyTenant;
-    },
-    { OUTBOUND_ALLOW_PRIVATE_TARGETS: 'false' },
-  );
+  useHarness(dialect, (...suite) => ([h, tenant] = suite), { OUTBOUND_ALLOW_PRIVATE_TARGETS: 'false' });
 
   const refusals: Array<[string, string, RegExp]> = [
     ['http://hooks.example.com/x', 'insecure_scheme', /https/],

@@ -15,10 +15,7 @@ const run = promisify(execFile);
 forEachDialect('dashboard services', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
   const principal = (): Principal => ({ orgId: tenant.orgId, environment: 'sandbox', keyId: 'test', appId: '' });
 
   test('the funnel per day: counted once a day is closed, then read from the aggregate', async () => {
@@ -154,14 +151,7 @@ forEachDialect('admin API invitations', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
   const ADMIN = { authorization: 'Bearer admin-token-for-tests-0123456789' };
-  useHarness(
-    dialect,
-    (ready, readyTenant) => {
-      h = ready;
-      tenant = readyTenant;
-    },
-    { ADMIN_TOKEN: 'admin-token-for-tests-0123456789' },
-  );
+  useHarness(dialect, (...suite) => ([h, tenant] = suite), { ADMIN_TOKEN: 'admin-token-for-tests-0123456789' });
 
   test('ownerEmail on organization creation, and an invitation to an existing organization', async () => {
     const created = await h.app.inject({

@@ -21,14 +21,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 forEachDialect('data retention in batches', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(
-    dialect,
-    (ready, readyTenant) => {
-      h = ready;
-      tenant = readyTenant;
-    },
-    { EVENT_RETENTION_DAYS: '30', RESULT_RETENTION_DAYS: '30' },
-  );
+  useHarness(dialect, (...suite) => ([h, tenant] = suite), { EVENT_RETENTION_DAYS: '30', RESULT_RETENTION_DAYS: '30' });
 
   const count = async (table: 'events' | 'webhook_deliveries' | 'webhook_attempts' | 'webhook_endpoints') =>
     Number(

@@ -8,10 +8,7 @@ const HOUR_MS = 60 * 60 * 1000;
 forEachDialect('idempotency purge', (dialect) => {
   let h: Harness;
   let tenant: Tenant;
-  useHarness(dialect, (ready, readyTenant) => {
-    h = ready;
-    tenant = readyTenant;
-  });
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
   const createApp = (name: string, key: string) =>
     h.app.inject({

@@ -1,5 +1,6 @@
-import { defaultContext } from '../../src/cli/command.ts';
+import { defaultContext, type CliContext } from '../../src/cli/command.ts';
 import { runCli } from '../../src/cli/main.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 
 /** What a `matricula` run gave: its exit code and what it wrote. */
 export interface CliRun {
@@ -23,4 +24,29 @@ export async function runCliInProcess(env: Record<string, string | undefined>, a
   );
   const code = await runCli(args, context);
   return { code, stdout, stderr };
+}
+
+/**
+ * A CLI context for commands that talk to the service over HTTP only: what they write is kept,
+ * line by line, and opening the database or reading the service's configuration fails the test
+ * (unless `overrides` says otherwise).
+ */
+export function offlineCliContext(
+  env: Record<string, string>,
+  overrides: Partial<Pick<CliContext, 'clock' | 'config'>> = {},
+): { ctx: CliContext; stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const ctx: CliContext = {
+    env,
+    stdout: (text) => stdout.push(text),
+    stderr: (text) => stderr.push(text),
+    clock: systemClock,
+    openStore: () => Promise.reject(new Error('this command must not open the database')),
+    config: () => {
+      throw new Error('this command must not read the service configuration');
+    },
+    ...overrides,
+  };
+  return { ctx, stdout, stderr };
 }

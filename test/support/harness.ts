@@ -203,7 +203,8 @@ export async function startHarness(
 
 /**
  * Starts a harness with one sandbox tenant before the enclosing suite's tests, hands both to
- * `ready`, and closes the harness after them.
+ * `ready`, and closes the harness after them. The suite keeps them in its own variables:
+ * `useHarness(dialect, (...suite) => ([h, tenant] = suite), configOverrides)`.
  */
 export function useHarness(
   dialect: DialectName,

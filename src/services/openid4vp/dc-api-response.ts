@@ -8,14 +8,14 @@ import {
 } from '@openid4vc/openid4vp';
 import type { CredentialProfile } from '../../domain/credential-profiles.ts';
 import type { Session } from '../../domain/session.ts';
-import { ApiError } from '../../errors.ts';
 import { deleteHeldResult } from '../../store/openid4vp-held-results.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { refusal } from '../sessions.ts';
+import { sessionRefused } from '../sessions.ts';
 import { completeWithResult, decide, judgeAnswer, rejectAttempt, type SubmissionOutcome } from '../wallet.ts';
 import { dcApiAudience, dcApiRequestPayload, portalOrigin, type DcApiProtocol } from './dc-api-request.ts';
-import { invalidRequest, openSession } from './open-request.ts';
-import { decryptWith, walletErrorLabel } from './receive-response.ts';
+import { openSession } from './open-request.ts';
+import { oauthErrorOf } from './answer-errors.ts';
+import { consented, decryptWith, isErrorResponse, walletErrorLabel } from './receive-response.ts';
 import { offeredProfiles } from './request.ts';
 import { requestNonce } from './session-secrets.ts';
 
@@ -121,13 +121,10 @@ async function walletError(
 ): Promise<DcApiReceipt> {
   const error = walletErrorLabel(String(params.error));
   if (error === 'access_denied' && !(await decide(deps, session, 'declined')))
-    throw await refusal(deps, session.id, 'decline');
+    throw oauthErrorOf(await sessionRefused(deps, session.id, 'decline'));
   deps.metrics.openid4vpWalletError({ error });
   return { walletError: error };
 }
-
-const isErrorResponse = (params: Record<string, unknown>) =>
-  typeof params.error === 'string' && params.vp_token === undefined;
 
 /**
  * The answer to a session's DC API request. A presentation consents the session
@@ -144,35 +141,25 @@ export async function receiveDcApiResponse(
   const session = await openSession(deps, sessionId, token);
   const profiles = await offeredProfiles(deps);
   const request = dcApiRequestPayload(deps.config, session, profiles, answer.protocol);
-  try {
-    const opened = await openAnswer(deps, session, request, answer.data);
-    if ('params' in opened && isErrorResponse(opened.params)) return await walletError(deps, session, opened.params);
-    const open = await consented(deps, session);
-    const found = 'problem' in opened ? opened : presentationOf(request, profiles, opened.params);
-    if ('problem' in found)
-      return await rejectAttempt(deps, open, 'openid4vp', { reason: 'malformed_presentation', message: found.problem });
-    const result = await judgeAnswer(deps, open, {
-      protocol: 'openid4vp',
-      format: 'sd-jwt-vc',
-      presentation: found.presentation,
-      nonce: requestNonce(session.challengeNonce),
-      audience: dcApiAudience(deps.config),
-      profiles: [found.profile],
-    });
-    // An earlier same-device answer may wait for its redirect: this one completes the session instead.
-    return { outcome: await completeWithResult(deps, open, result, (db) => deleteHeldResult(db, session.id)) };
-  } catch (err) {
-    if (err instanceof ApiError)
-      throw err.code === 'presentation_rejected'
-        ? invalidRequest(err.message, err.reason)
-        : invalidRequest(err.code === 'session_expired' ? 'The authorization request has expired.' : err.message);
-    throw err;
-  }
-}
-
-/** The wallet answered: a pending session is consented first (`consent.approved`). */
-async function consented(deps: ServiceDeps, session: Session): Promise<Session> {
-  if (session.status === 'consented') return session;
-  if (!(await decide(deps, session, 'approved'))) throw await refusal(deps, session.id, 'answer');
-  return { ...session, status: 'consented' };
+  const opened = await openAnswer(deps, session, request, answer.data);
+  if ('params' in opened && isErrorResponse(opened.params)) return walletError(deps, session, opened.params);
+  const open = await consented(deps, session);
+  const found = 'problem' in opened ? opened : presentationOf(request, profiles, opened.params);
+  if ('problem' in found)
+    throw oauthErrorOf(
+      await rejectAttempt(deps, open, 'openid4vp', { reason: 'malformed_presentation', message: found.problem }),
+    );
+  const judgement = await judgeAnswer(deps, open, {
+    protocol: 'openid4vp',
+    format: 'sd-jwt-vc',
+    presentation: found.presentation,
+    nonce: requestNonce(session.challengeNonce),
+    audience: dcApiAudience(deps.config),
+    profiles: [found.profile],
+  });
+  if (judgement.kind !== 'accepted') throw oauthErrorOf(judgement);
+  // An earlier same-device answer may wait for its redirect: this one completes the session instead.
+  const completed = await completeWithResult(deps, open, judgement.result, (db) => deleteHeldResult(db, session.id));
+  if (completed.kind === 'refused') throw oauthErrorOf(completed);
+  return { outcome: completed.outcome };
 }

@@ -9,10 +9,10 @@ import {
 import type { CallbackContext } from '@openid4vc/oauth2';
 import type { CredentialProfile } from '../../domain/credential-profiles.ts';
 import type { Session } from '../../domain/session.ts';
-import { ApiError } from '../../errors.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { refusal } from '../sessions.ts';
+import { sessionRefused } from '../sessions.ts';
 import { completeWithResult, decide, judgeAnswer, rejectAttempt, type SubmissionOutcome } from '../wallet.ts';
+import { oauthErrorOf } from './answer-errors.ts';
 import { invalidRequest, openSession } from './open-request.ts';
 import {
   authorizationRequestPayload,
@@ -167,12 +167,12 @@ async function walletError(
     throw invalidRequest('The state of the error response is not the state of the request.');
   const error = walletErrorLabel(String(params.error));
   if (error === 'access_denied' && !(await decide(deps, session, 'declined')))
-    throw await refusal(deps, session.id, 'decline');
+    throw oauthErrorOf(await sessionRefused(deps, session.id, 'decline'));
   deps.metrics.openid4vpWalletError({ error });
   return { ...portalReturn(deps, session, flow), walletError: error };
 }
 
-const isErrorResponse = (params: Record<string, unknown>) =>
+export const isErrorResponse = (params: Record<string, unknown>) =>
   typeof params.error === 'string' && params.vp_token === undefined;
 
 /**
@@ -192,37 +192,34 @@ export async function receiveAuthorizationResponse(
   const session = await openSession(deps, sessionId, token);
   const profiles = await offeredProfiles(deps);
   const request = authorizationRequestPayload(deps.config, session, flow, profiles);
-  try {
-    const opened = await openResponse(session, request, body);
-    if ('params' in opened && isErrorResponse(opened.params))
-      return await walletError(deps, session, flow, request, opened.params);
-    const open = await consented(deps, session);
-    const found = 'problem' in opened ? opened : presentationOf(deps, request, profiles, opened);
-    if ('problem' in found)
-      return await rejectAttempt(deps, open, 'openid4vp', { reason: 'malformed_presentation', message: found.problem });
-    const result = await judgeAnswer(deps, open, {
-      protocol: 'openid4vp',
-      format: 'sd-jwt-vc',
-      presentation: found.presentation,
-      nonce: requestNonce(session.challengeNonce),
-      audience: clientId(deps.config, session, flow),
-      profiles: [found.profile],
-    });
-    if (flow.sameDevice) return await holdForRedirect(deps, open, result);
-    // An earlier same-device answer may wait for its redirect: this one completes the session instead.
-    return { outcome: await completeWithResult(deps, open, result, (db) => deleteHeldResult(db, session.id)) };
-  } catch (err) {
-    if (err instanceof ApiError)
-      throw err.code === 'presentation_rejected'
-        ? invalidRequest(err.message, err.reason)
-        : invalidRequest(err.code === 'session_expired' ? 'The authorization request has expired.' : err.message);
-    throw err;
-  }
+  const opened = await openResponse(session, request, body);
+  if ('params' in opened && isErrorResponse(opened.params))
+    return walletError(deps, session, flow, request, opened.params);
+  const open = await consented(deps, session);
+  const found = 'problem' in opened ? opened : presentationOf(deps, request, profiles, opened);
+  if ('problem' in found)
+    throw oauthErrorOf(
+      await rejectAttempt(deps, open, 'openid4vp', { reason: 'malformed_presentation', message: found.problem }),
+    );
+  const judgement = await judgeAnswer(deps, open, {
+    protocol: 'openid4vp',
+    format: 'sd-jwt-vc',
+    presentation: found.presentation,
+    nonce: requestNonce(session.challengeNonce),
+    audience: clientId(deps.config, session, flow),
+    profiles: [found.profile],
+  });
+  if (judgement.kind !== 'accepted') throw oauthErrorOf(judgement);
+  if (flow.sameDevice) return holdForRedirect(deps, open, judgement.result);
+  // An earlier same-device answer may wait for its redirect: this one completes the session instead.
+  const completed = await completeWithResult(deps, open, judgement.result, (db) => deleteHeldResult(db, session.id));
+  if (completed.kind === 'refused') throw oauthErrorOf(completed);
+  return { outcome: completed.outcome };
 }
 
 /** The wallet answered: it consents to share, so a pending session is consented first (`consent.approved`). */
-async function consented(deps: ServiceDeps, session: Session): Promise<Session> {
+export async function consented(deps: ServiceDeps, session: Session): Promise<Session> {
   if (session.status === 'consented') return session;
-  if (!(await decide(deps, session, 'approved'))) throw await refusal(deps, session.id, 'answer');
+  if (!(await decide(deps, session, 'approved'))) throw oauthErrorOf(await sessionRefused(deps, session.id, 'answer'));
   return { ...session, status: 'consented' };
 }

@@ -1,7 +1,6 @@
 import { isId } from '../../domain/ids.ts';
 import { effectiveStatus } from '../../domain/session-state.ts';
 import type { Session, SessionResult } from '../../domain/session.ts';
-import { ApiError } from '../../errors.ts';
 import { deleteHeldResult, findHeldResult, holdResult } from '../../store/openid4vp-held-results.ts';
 import { findSession } from '../../store/sessions.ts';
 import type { ServiceDeps } from '../deps.ts';
@@ -90,12 +89,7 @@ export async function visitPortal(
     return { completed: false };
   const held = await findHeldResult(deps.db, session.id);
   if (!held) return { completed: false };
-  try {
-    await completeWithResult(deps, session, held, (db) => deleteHeldResult(db, session.id));
-    return { completed: true };
-  } catch (err) {
-    // Completed, cancelled or expired meanwhile: the page shows what it is now.
-    if (err instanceof ApiError) return { completed: false };
-    throw err;
-  }
+  const completed = await completeWithResult(deps, session, held, (db) => deleteHeldResult(db, session.id));
+  // Refused: completed, cancelled or expired meanwhile; the page shows what it is now.
+  return { completed: completed.kind === 'completed' };
 }

@@ -10,7 +10,9 @@ import { findIdentityProvider, type StoredIdentityProvider } from '../../store/i
 import { findSession } from '../../store/sessions.ts';
 import { findSsoRequest, purgeExpiredSsoRows, spendAssertion, type SsoRequest } from '../../store/sso-requests.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { refusal } from '../sessions.ts';
+import { ERROR_STATUS } from '../../errors.ts';
+import { rejectedMessage, REFUSAL_API_CODES, type NotAccepted } from '../judgement.ts';
+import { sessionRefused } from '../sessions.ts';
 import { completeSession, decide, rejectAttempt, sameSecret } from '../wallet.ts';
 import { loginResult } from './judge.ts';
 import { browserHash } from './login.ts';
@@ -22,12 +24,28 @@ import { browserHash } from './login.ts';
  */
 export class LoginRefused extends Error {
   constructor(
-    readonly reason: RejectionReason,
+    /** Shown on the page and in X-Matricula-Rejection-Reason: a rejection reason, or a refusal's API code. */
+    readonly reason: RejectionReason | ApiRefusalCode,
     message: string,
+    /** The page's HTTP status. */
+    readonly status: number = 400,
   ) {
     super(message);
     this.name = 'LoginRefused';
   }
+}
+
+type ApiRefusalCode = (typeof REFUSAL_API_CODES)[keyof typeof REFUSAL_API_CODES];
+
+/**
+ * A login that completed nothing, as the page the student's browser is shown: a rejection is a
+ * 400 with its reason, in the same words as on every other channel (services/judgement.ts); a
+ * refusal has the API's status and code (the session expired: 410 `session_expired`).
+ */
+export function loginRefusalOf(outcome: NotAccepted): LoginRefused {
+  if (outcome.kind === 'rejected') return new LoginRefused(outcome.reason, rejectedMessage(outcome));
+  const code = REFUSAL_API_CODES[outcome.refusal];
+  return new LoginRefused(code, outcome.message, ERROR_STATUS[code]);
 }
 
 /** The outstanding request a response answers, if it came back to the browser that asked. */
@@ -56,7 +74,8 @@ export async function requestedProvider(deps: ServiceDeps, request: SsoRequest):
 /** The student answered through their university: that is their consent (`consent.approved`). */
 async function consented(deps: ServiceDeps, session: Session): Promise<Session> {
   if (session.status === 'consented') return session;
-  if (!(await decide(deps, session, 'approved'))) throw await refusal(deps, session.id, 'answer');
+  if (!(await decide(deps, session, 'approved')))
+    throw loginRefusalOf(await sessionRefused(deps, session.id, 'answer'));
   return { ...session, status: 'consented' };
 }
 
@@ -66,14 +85,14 @@ async function openSession(deps: ServiceDeps, request: SsoRequest): Promise<Sess
   return consented(deps, session);
 }
 
-/** A login whose cryptography failed: a rejected attempt of the session (the fifth completes it). */
+/** A login whose cryptography failed: a rejected attempt of the session (the fifth completes it), refused. */
 export async function rejectLogin(
   deps: ServiceDeps,
   request: SsoRequest,
   protocol: 'saml' | 'oidc',
   rejection: { reason: RejectionReason; message: string },
 ): Promise<never> {
-  return rejectAttempt(deps, await openSession(deps, request), protocol, rejection);
+  throw loginRefusalOf(await rejectAttempt(deps, await openSession(deps, request), protocol, rejection));
 }
 
 export interface LoginOutcome {
@@ -114,7 +133,7 @@ export async function completeLogin(
   const session = await openSession(deps, request);
   const result = loginResult(session, idp, verdict, { protocol, format: input.format });
   if (!(await completeSession(deps, session, result, deps.clock.now().toISOString())))
-    throw await refusal(deps, session.id, 'answer');
+    throw loginRefusalOf(await sessionRefused(deps, session.id, 'answer'));
   return { sessionId: session.id, verified: result.verified };
 }
 

@@ -11,9 +11,9 @@ import { CLOCK_SKEW_MS, spEndpoints } from './service-provider.ts';
 import { readResponse, verifyResponse } from './response.ts';
 
 /**
- * A SAML response posted to `POST /saml/v1/acs` (HTTP-POST binding). Refusals that cannot be
- * tied to the session safely throw {@link LoginRefused}; a response for the right request whose
- * checks fail is a rejected attempt of the session (ApiError `presentation_rejected`).
+ * A SAML response posted to `POST /saml/v1/acs` (HTTP-POST binding). Every refusal throws
+ * {@link LoginRefused}: those that cannot be tied to the session safely touch nothing; a response
+ * for the right request whose checks fail is first a rejected attempt of the session.
  */
 export async function receiveSamlResponse(
   deps: ServiceDeps,
