@@ -1,12 +1,9 @@
 import {
   getOpenid4vpClientId,
   JarmMode,
-  parseOpenid4VpAuthorizationResponsePayload,
-  validateOpenid4vpAuthorizationResponsePayload,
   verifyJarmAuthorizationResponse,
   type Openid4vpAuthorizationRequestDcApi,
 } from '@openid4vc/openid4vp';
-import type { CredentialProfile } from '../../domain/credential-profiles.ts';
 import type { Session } from '../../domain/session.ts';
 import { deleteHeldResult } from '../../store/openid4vp-held-results.ts';
 import type { ServiceDeps } from '../deps.ts';
@@ -15,7 +12,13 @@ import { completeWithResult, decide, judgeAnswer, rejectAttempt, type Submission
 import { dcApiAudience, dcApiRequestPayload, portalOrigin, type DcApiProtocol } from './dc-api-request.ts';
 import { openSession } from './open-request.ts';
 import { oauthErrorOf } from './answer-errors.ts';
-import { consented, decryptWith, isErrorResponse, walletErrorLabel } from './receive-response.ts';
+import {
+  consented,
+  decryptWith,
+  isErrorResponse,
+  presentationInPayload,
+  walletErrorLabel,
+} from './receive-response.ts';
 import { offeredProfiles } from './request.ts';
 import { requestNonce } from './session-secrets.ts';
 
@@ -78,34 +81,6 @@ async function openAnswer(
   }
 }
 
-/** The one dc+sd-jwt presentation of the vp_token, and the profile of the credential query it answers. */
-function presentationOf(
-  request: Openid4vpAuthorizationRequestDcApi,
-  profiles: readonly CredentialProfile[],
-  params: Record<string, unknown>,
-): { presentation: string; profile: CredentialProfile } | { problem: string } {
-  let validated: ReturnType<typeof validateOpenid4vpAuthorizationResponsePayload>;
-  try {
-    validated = validateOpenid4vpAuthorizationResponsePayload({
-      authorizationRequestPayload: request,
-      authorizationResponsePayload: parseOpenid4VpAuthorizationResponsePayload(params),
-    });
-  } catch (err) {
-    return { problem: `the authorization response is not valid: ${libraryMessage(err)}` };
-  }
-  if (validated.type !== 'dcql') return { problem: 'the vp_token does not answer the DCQL query' };
-  const ids = Object.keys(validated.dcql.presentations);
-  const profile = ids.length === 1 ? profiles.find((p) => p.id === ids[0]) : undefined;
-  const presentations = profile ? validated.dcql.presentations[profile.id] : undefined;
-  if (!profile || !presentations)
-    return {
-      problem: `the vp_token must hold exactly one credential, of ${profiles.map((p) => `"${p.id}"`).join(' or ')}`,
-    };
-  if (presentations.length !== 1 || typeof presentations[0] !== 'string')
-    return { problem: 'the vp_token must hold one dc+sd-jwt presentation (a compact SD-JWT with key binding)' };
-  return { presentation: presentations[0], profile };
-}
-
 /** What became of the answer: the session completed, or the wallet's error was recorded. */
 export interface DcApiReceipt {
   outcome?: SubmissionOutcome;
@@ -144,7 +119,7 @@ export async function receiveDcApiResponse(
   const opened = await openAnswer(deps, session, request, answer.data);
   if ('params' in opened && isErrorResponse(opened.params)) return walletError(deps, session, opened.params);
   const open = await consented(deps, session);
-  const found = 'problem' in opened ? opened : presentationOf(request, profiles, opened.params);
+  const found = 'problem' in opened ? opened : presentationInPayload(request, profiles, opened.params);
   if ('problem' in found)
     throw oauthErrorOf(
       await rejectAttempt(deps, open, 'openid4vp', { reason: 'malformed_presentation', message: found.problem }),

@@ -5,6 +5,7 @@ import {
   validateOpenid4vpAuthorizationResponsePayload,
   verifyJarmAuthorizationResponse,
   type Openid4vpAuthorizationRequest,
+  type Openid4vpAuthorizationRequestDcApi,
 } from '@openid4vc/openid4vp';
 import type { CallbackContext } from '@openid4vc/oauth2';
 import type { CredentialProfile } from '../../domain/credential-profiles.ts';
@@ -119,11 +120,24 @@ function presentationOf(
     return { problem: 'the authorization response is not encrypted to the key of the request (direct_post.jwt)' };
   if (!encryptedMode && opened.encrypted)
     return { problem: 'the authorization response is encrypted, but the request asked for direct_post' };
+  return presentationInPayload(request, profiles, opened.params);
+}
+
+/**
+ * The one presentation of an authorization response's vp_token (its parameters, opened), checked
+ * against the request by the library, and the profile of the credential query it answers: the
+ * same for the response_uri and the Digital Credentials API (dc-api-response.ts).
+ */
+export function presentationInPayload(
+  request: Openid4vpAuthorizationRequest | Openid4vpAuthorizationRequestDcApi,
+  profiles: readonly CredentialProfile[],
+  params: Record<string, unknown>,
+): { presentation: string; profile: CredentialProfile } | { problem: string } {
   let validated: ReturnType<typeof validateOpenid4vpAuthorizationResponsePayload>;
   try {
     validated = validateOpenid4vpAuthorizationResponsePayload({
       authorizationRequestPayload: request,
-      authorizationResponsePayload: parseOpenid4VpAuthorizationResponsePayload(opened.params),
+      authorizationResponsePayload: parseOpenid4VpAuthorizationResponsePayload(params),
     });
   } catch (err) {
     return { problem: `the authorization response is not valid: ${libraryMessage(err)}` };
