@@ -1,8 +1,9 @@
 /**
  * Writes test/fixtures/saml-xsd/: the OASIS SAML 2.0 schemas (metadata, assertion, protocol, the
- * MDUI extension) and the W3C schemas they import (XML Signature, XML Encryption, xml.xsd), as
- * Debian ships them in its packages `opensaml-schemas` and `xmltooling-schemas` (Shibboleth's
- * copies of the published schemas). No npm package carries the metadata schema: the samlify
+ * MDUI extension), the W3C schemas they import (XML Signature, XML Encryption, xml.xsd) and
+ * Shibboleth's metadata extension (shibmd:Scope), as Debian ships them in its packages
+ * `opensaml-schemas`, `xmltooling-schemas` and `shibboleth-sp-common` (Shibboleth's copies of the
+ * published schemas). No npm package carries the metadata schema: the samlify
  * validators ship only assertion, protocol, xmldsig and xenc.
  *
  * Every `schemaLocation` that points at the web (w3.org) is rewritten to the file beside it, so
@@ -25,11 +26,13 @@ const files = {
     'sstc-saml-metadata-ui-v1.0.xsd',
   ],
   xmltooling: ['xmldsig-core-schema.xsd', 'xenc-schema.xsd', 'xml.xsd'],
+  shibboleth: ['shibboleth-metadata-1.0.xsd'],
 };
+const packages = ['opensaml-schemas', 'xmltooling-schemas', 'shibboleth-sp-common'];
 
 const work = mkdtempSync(path.join(tmpdir(), 'saml-xsd-'));
 try {
-  execFileSync('apt-get', ['download', 'opensaml-schemas', 'xmltooling-schemas'], { cwd: work, stdio: 'inherit' });
+  execFileSync('apt-get', ['download', ...packages], { cwd: work, stdio: 'inherit' });
   const versions = [];
   for (const deb of readdirSync(work).filter((f) => f.endsWith('.deb'))) {
     execFileSync('dpkg-deb', ['-x', deb, 'root'], { cwd: work });

@@ -11,9 +11,9 @@ import { forEachDialect, startHarness, type Harness } from '../support/harness.t
 import { samlSchemaErrors } from '../support/saml-schema.ts';
 
 /**
- * Issue 26: the SP metadata (GET /saml/v1/metadata) validates as SAML 2.0 metadata, and the
- * AuthnRequest we send as a SAML 2.0 protocol message, against the OASIS schemas
- * (test/fixtures/saml-xsd/) with libxml2, offline.
+ * Issue 26: the SP metadata (GET /saml/v1/metadata) and the built-in sandbox IdP's metadata
+ * validate as SAML 2.0 metadata, and the AuthnRequest we send as a SAML 2.0 protocol message,
+ * against the OASIS schemas (test/fixtures/saml-xsd/) with libxml2, offline.
  */
 forEachDialect('SAML 2.0 schema validity', (dialect) => {
   let sandbox: Harness;
@@ -83,6 +83,20 @@ forEachDialect('SAML 2.0 schema validity', (dialect) => {
     assert.ok(
       noIndex.some((e) => /index/.test(e)),
       noIndex.join('\n'),
+    );
+  });
+
+  test('the built-in sandbox IdP metadata validates, shibmd:Scope included', async () => {
+    const res = await sandbox.app.inject({ method: 'GET', url: '/sandbox/idp/v1/metadata' });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(await samlSchemaErrors(res.body, 'metadata'), []);
+    // The shibmd schema is loaded: a Scope whose regexp is not a boolean is refused.
+    const broken = res.body.replace('<shibmd:Scope regexp="false">', '<shibmd:Scope regexp="maybe">');
+    assert.notEqual(broken, res.body);
+    const errors = await samlSchemaErrors(broken, 'metadata');
+    assert.ok(
+      errors.some((e) => /regexp/.test(e)),
+      errors.join('\n'),
     );
   });
 
