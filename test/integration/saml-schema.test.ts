@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -18,11 +18,12 @@ import { samlSchemaErrors } from '../support/saml-schema.ts';
 forEachDialect('SAML 2.0 schema validity', (dialect) => {
   let sandbox: Harness;
   let configured: Harness;
+  let dir: string | undefined;
   const displayName = `Université d'Été & <Co> "Matricula"`;
   before(async () => {
     sandbox = await startHarness(dialect);
     const keys = await generateSamlKeyPair('Configured SP', new Date());
-    const dir = mkdtempSync(path.join(tmpdir(), 'saml-sp-'));
+    dir = mkdtempSync(path.join(tmpdir(), 'saml-sp-'));
     writeFileSync(path.join(dir, 'sp.key'), keys.privateKeyPem);
     writeFileSync(path.join(dir, 'sp.crt'), keys.certificatePem);
     configured = await startHarness(dialect, {
@@ -35,6 +36,7 @@ forEachDialect('SAML 2.0 schema validity', (dialect) => {
   after(async () => {
     await sandbox?.close();
     await configured?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const metadataOf = async (h: Harness) => {
