@@ -64,7 +64,11 @@ forEachDialect('OpenID4VP with Sphereon (@sphereon/did-auth-siop)', (dialect) =>
           .withIssuer(ResponseIss.SELF_ISSUED_V2)
           .withSupportedVersions([SupportedVersion.OID4VP_v1])
           .withResponseMode(mode === 'direct_post' ? ResponseMode.DIRECT_POST : ResponseMode.DIRECT_POST_JWT)
-          .withHasher((data, alg) => createHash(alg.replace('-', '')).update(data).digest())
+          .withHasher((data, alg) =>
+            createHash(alg.replace('-', ''))
+              .update(typeof data === 'string' ? data : new Uint8Array(data))
+              .digest(),
+          )
           .build();
 
       /** Sphereon parses and verifies the request, answers it, and posts the answer to the response_uri. */
@@ -72,7 +76,7 @@ forEachDialect('OpenID4VP with Sphereon (@sphereon/did-auth-siop)', (dialect) =>
         const holder = op();
         const verified = await holder.verifyAuthorizationRequest(uri);
         assert.ok(verified.requestObject, 'the request object, fetched by reference');
-        const payload = (await verified.requestObject.getPayload()) as Record<string, unknown>;
+        const payload = verified.requestObject.getPayload() as Record<string, unknown>;
         assert.ok(verified.dcqlQuery, 'the DCQL query, parsed by Sphereon');
         assert.match(String(payload.client_id), /^x509_hash:/);
         assert.equal(payload.response_mode, mode);
