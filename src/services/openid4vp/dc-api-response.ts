@@ -6,7 +6,7 @@ import {
   verifyJarmAuthorizationResponse,
   type Openid4vpAuthorizationRequestDcApi,
 } from '@openid4vc/openid4vp';
-import type { CredentialProfile } from '../../domain/credential-profiles.ts';
+import { CREDENTIAL_FORMAT_OF_PROFILE, type CredentialProfile } from '../../domain/credential-profiles.ts';
 import type { Session } from '../../domain/session.ts';
 import { ApiError } from '../../errors.ts';
 import { deleteHeldResult } from '../../store/openid4vp-held-results.ts';
@@ -153,7 +153,7 @@ export async function receiveDcApiResponse(
       return await rejectAttempt(deps, open, 'openid4vp', { reason: 'malformed_presentation', message: found.problem });
     const result = await judgeAnswer(deps, open, {
       protocol: 'openid4vp',
-      format: 'sd-jwt-vc',
+      format: CREDENTIAL_FORMAT_OF_PROFILE[found.profile.format],
       presentation: found.presentation,
       nonce: requestNonce(session.challengeNonce),
       audience: dcApiAudience(deps.config),
