@@ -21,7 +21,8 @@ export const sdJwtVcSubmissionVerifier: PresentationVerifier = {
       ? {
           ok: false,
           reason: 'unsupported_format',
-          message: 'this is a JWT without disclosures, not an SD-JWT VC: a W3C Verifiable Presentation JWT is format jwt-vc',
+          message:
+            'this is a JWT without disclosures, not an SD-JWT VC: a W3C Verifiable Presentation JWT is format jwt-vc',
         }
       : sdJwtVcVerifier.verify(presentation, context, registry),
 };
@@ -34,7 +35,8 @@ export const jwtVcSubmissionVerifier: PresentationVerifier = {
       ? {
           ok: false,
           reason: 'unsupported_format',
-          message: 'this is an SD-JWT (it has ~ separators), not a W3C Verifiable Presentation JWT: it is format sd-jwt-vc',
+          message:
+            'this is an SD-JWT (it has ~ separators), not a W3C Verifiable Presentation JWT: it is format sd-jwt-vc',
         }
       : jwtVcJsonVerifier.verify(presentation, context, registry),
 };

@@ -15,7 +15,8 @@ export const SessionStatusSchema = Ref(SessionStatusEnum);
 
 export const FormatEnum = StringEnum(CREDENTIAL_FORMATS, {
   $id: 'CredentialFormat',
-  description: 'Credential format: sd-jwt-vc (SD-JWT VC), jwt-vc (W3C Verifiable Credential secured as JWT, jwt_vc_json), bbs, groth16',
+  description:
+    'Credential format: sd-jwt-vc (SD-JWT VC), jwt-vc (W3C Verifiable Credential secured as JWT, jwt_vc_json), bbs, groth16',
 });
 export const FormatSchema = Ref(FormatEnum);
 

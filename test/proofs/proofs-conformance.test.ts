@@ -17,15 +17,12 @@ import type {
   RejectionReason,
   SandboxStudent,
 } from '../../src/proofs/types.ts';
-import {
-  CREDENTIAL_FORMATS,
-  type CredentialFormat,
-  type TrustedIssuer,
-  type TrustRegistry,
-} from '../../src/domain/credentials.ts';
+import type { TrustedIssuer, TrustRegistry } from '../../src/domain/credentials.ts';
 
 /**
- * One conformance suite over every credential format: the same promises, checked the same way.
+ * One conformance suite over every credential format with a builder here (jwt-vc's credentials
+ * come from did-jwt-vc: test/integration/credential-profiles.jwt-vc.test.ts): the same promises,
+ * checked the same way.
  * Pure format level (no database): an in-memory registry of the sandbox universities. Every
  * negative case names the exact rejection reason, since clients match on it.
  */
