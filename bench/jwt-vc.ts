@@ -1,6 +1,6 @@
 /**
- * `jwt_vc_json` verify time next to SD-JWT VC's, through the same service verifier (the
- * `sd-jwt-vc` submission format, which dispatches by the presentation's shape), in one run, with
+ * `jwt_vc_json` verify time next to SD-JWT VC's, through the service verifiers of their submission
+ * formats (`jwt-vc` and `sd-jwt-vc`), in one run, with
  * the bare library call beside each: did-jwt-vc (verifyPresentation + verifyCredential over a
  * did:jwk resolver) for the W3C credential, @sd-jwt/sd-jwt-vc for the SD-JWT VC.
  *
@@ -95,10 +95,10 @@ function tamper(presentation: string): string {
 async function main(): Promise<void> {
   const n = positive('n');
   const warmup = positive('warmup');
-  const verifier = createVerifiers()['sd-jwt-vc'];
-  const ours = (label: string): Contender => ({
+  const verifiers = createVerifiers();
+  const ours = (format: 'sd-jwt-vc' | 'jwt-vc', label: string): Contender => ({
     label,
-    prepare: (p) => async () => (await verifier.verify(p, CONTEXT, REGISTRY)).ok,
+    prepare: (p) => async () => (await verifiers[format].verify(p, CONTEXT, REGISTRY)).ok,
   });
 
   // SD-JWT VC: the sandbox builder, as bench/proofs.ts.
@@ -139,7 +139,7 @@ async function main(): Promise<void> {
     {
       name: 'sd-jwt-vc',
       presentations: sdJwt,
-      ours: ours("verifiers['sd-jwt-vc'] (SD-JWT VC)"),
+      ours: ours('sd-jwt-vc', "verifiers['sd-jwt-vc'] (SD-JWT VC)"),
       library: {
         label: 'SDJwtVcInstance.verify',
         prepare: (p) => async () => {
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
     {
       name: 'jwt_vc_json',
       presentations: w3c,
-      ours: ours("verifiers['sd-jwt-vc'] (jwt_vc_json)"),
+      ours: ours('jwt-vc', "verifiers['jwt-vc'] (jwt_vc_json)"),
       library: {
         label: 'did-jwt-vc verifyPresentation + verifyCredential',
         prepare: (p) => async () => {

@@ -49,7 +49,10 @@ import { decodeProofMcl, prepareVerificationKeyMcl, verifyGroth16Mcl } from '../
 import { sandboxUniversityKeyPair } from '../src/proofs/sd-jwt-vc/index.ts';
 import { sandboxIssuers } from '../src/proofs/issuer-definitions.ts';
 import type { PresentationContext, SandboxStudent } from '../src/proofs/types.ts';
-import type { CredentialFormat, TrustedIssuer, TrustRegistry } from '../src/domain/credentials.ts';
+import type { CredentialFormat as AnyFormat, TrustedIssuer, TrustRegistry } from '../src/domain/credentials.ts';
+
+/** The formats with a presentation builder here; jwt-vc's figures come from bench/jwt-vc.ts. */
+type CredentialFormat = Exclude<AnyFormat, 'jwt-vc'>;
 import { BUILDERS } from '../test/support/builders.ts';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
@@ -67,7 +70,7 @@ const PRESENTATIONS: Record<CredentialFormat, number> = { 'sd-jwt-vc': 16, bbs: 
 const DEFAULT_COUNTS: Record<CredentialFormat, number> = { 'sd-jwt-vc': 200, bbs: 50, groth16: 50 };
 
 const ISSUERS: TrustedIssuer[] = sandboxIssuers().map((issuer, i) => ({ ...issuer, id: `iss_bench${i}` }));
-const KEY_OF = { 'sd-jwt-vc': 'sdJwtVc', bbs: 'bbs', groth16: 'babyJubJub' } as const;
+const KEY_OF = { 'sd-jwt-vc': 'sdJwtVc', 'jwt-vc': 'sdJwtVc', bbs: 'bbs', groth16: 'babyJubJub' } as const;
 const REGISTRY: TrustRegistry = {
   issuers: async (environment, format) =>
     ISSUERS.filter((i) => i.environment === environment && i.keys[KEY_OF[format]] !== undefined),

@@ -29,8 +29,11 @@ const STUDENT_OPTIONS = {
   json: { type: 'boolean' },
 } as const;
 
+/** The formats the simulator holds a credential in: no W3C credential (jwt-vc), see src/proofs/builders.ts. */
+const SIMULATED_FORMATS = CREDENTIAL_FORMATS.filter((format) => format !== 'jwt-vc');
+
 const STUDENT_HELP = [
-  `  --format F              ${CREDENTIAL_FORMATS.join(' | ')} (default sd-jwt-vc)`,
+  `  --format F              ${SIMULATED_FORMATS.join(' | ')} (default sd-jwt-vc)`,
   `  --university DOMAIN     ${SANDBOX_UNIVERSITIES.map((u) => u.domain).join(' | ')} (default ${SANDBOX_UNIVERSITIES[0].domain})`,
   '  --level LEVEL           undergraduate | postgraduate | doctoral | vocational (default undergraduate)',
   '  --inactive              the student is not active',
@@ -44,8 +47,8 @@ type Values = Record<string, string | boolean | undefined>;
 
 function formatOf(values: Values): CredentialFormat {
   const format = (values.format as string | undefined) ?? 'sd-jwt-vc';
-  if (!(CREDENTIAL_FORMATS as readonly string[]).includes(format))
-    throw new UsageError(`--format must be one of ${CREDENTIAL_FORMATS.join(', ')}`);
+  if (!(SIMULATED_FORMATS as readonly string[]).includes(format))
+    throw new UsageError(`--format must be one of ${SIMULATED_FORMATS.join(', ')}`);
   return format as CredentialFormat;
 }
 

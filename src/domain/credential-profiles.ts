@@ -1,4 +1,5 @@
 import { ACADEMIC_LEVELS, isAcademicLevel, type AcademicLevel } from './claims.ts';
+import type { CredentialFormat } from './credentials.ts';
 
 /**
  * Credential profiles (docs/credential-profiles.md): what a credential type means, as data. A
@@ -10,6 +11,15 @@ import { ACADEMIC_LEVELS, isAcademicLevel, type AcademicLevel } from './claims.t
 /** Formats a profile can describe, by their OpenID4VP identifiers. */
 export const PROFILE_FORMATS = ['dc+sd-jwt', 'jwt_vc_json'] as const;
 export type ProfileFormat = (typeof PROFILE_FORMATS)[number];
+
+/**
+ * The credential format (results, `/verify`, our wallet protocol) of each profile format (DCQL
+ * `format`): a result names the shape that was verified, never `sd-jwt-vc` for a W3C credential.
+ */
+export const CREDENTIAL_FORMAT_OF_PROFILE: Readonly<Record<ProfileFormat, CredentialFormat>> = {
+  'dc+sd-jwt': 'sd-jwt-vc',
+  jwt_vc_json: 'jwt-vc',
+};
 
 /** A path into the credential's claims (the disclosed payload, or a W3C VC's `credentialSubject`). */
 export type ClaimPath = string[];

@@ -1,12 +1,15 @@
 import type { Environment } from './environment.ts';
 
-/** The credential formats a presentation can come in (docs/universities.md). */
-export const CREDENTIAL_FORMATS = ['sd-jwt-vc', 'bbs', 'groth16'] as const;
+/**
+ * The credential formats a presentation can come in (docs/universities.md). `jwt-vc`: a W3C
+ * Verifiable Credential secured as JWT (`jwt_vc_json`), in a VP JWT (docs/credential-profiles.md).
+ */
+export const CREDENTIAL_FORMATS = ['sd-jwt-vc', 'jwt-vc', 'bbs', 'groth16'] as const;
 export type CredentialFormat = (typeof CREDENTIAL_FORMATS)[number];
 
 /** Public key material of one issuer, one entry per format it issues in. */
 export interface IssuerKeys {
-  /** Public JWK (ES256 on P-256, or EdDSA on Ed25519) for `sd-jwt-vc`. */
+  /** Public JWK (ES256 on P-256, or EdDSA on Ed25519) for `sd-jwt-vc` and `jwt-vc`. */
   sdJwtVc?: JsonWebKey;
   /** BLS12-381 G2 public key (96 bytes), base64url, for `bbs`. */
   bbs?: string;
@@ -17,6 +20,7 @@ export interface IssuerKeys {
 /** Which {@link IssuerKeys} entry verifies each format. */
 export const KEY_OF_FORMAT: Readonly<Record<CredentialFormat, keyof IssuerKeys>> = {
   'sd-jwt-vc': 'sdJwtVc',
+  'jwt-vc': 'sdJwtVc',
   bbs: 'bbs',
   groth16: 'babyJubJub',
 };

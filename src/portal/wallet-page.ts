@@ -15,6 +15,7 @@ import { claimsInWords } from './words.ts';
 /** How each format is described to the tester; a format added to the service shows by its name until described here. */
 const FORMAT_WORDS: Partial<Record<CredentialFormat, string>> = {
   'sd-jwt-vc': 'A signed credential that reveals only the requested claims.',
+  'jwt-vc': 'A W3C Verifiable Credential, signed as a JWT; it shows every claim it holds.',
   bbs: 'A zero-knowledge proof over a signed credential; two answers cannot be linked.',
   groth16: 'A zero-knowledge proof that the credential is valid, without revealing its dates. Takes a few seconds.',
 };

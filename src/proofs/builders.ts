@@ -16,14 +16,21 @@ export type HolderBuilder = { available: true; builder: PresentationBuilder } | 
 
 export type HolderBuilders = Readonly<Record<CredentialFormat, HolderBuilder>>;
 
-interface BuilderSource {
-  /** devDependencies the builder loads at run time. */
-  devPackages: readonly string[];
-  load(): Promise<PresentationBuilder>;
-}
+type BuilderSource =
+  | {
+      /** devDependencies the builder loads at run time. */
+      devPackages: readonly string[];
+      load(): Promise<PresentationBuilder>;
+    }
+  /** A format the service verifies but the simulated wallets do not hold a credential in. */
+  | { unavailable: string };
 
 const SOURCES: Record<CredentialFormat, BuilderSource> = {
   'sd-jwt-vc': { devPackages: [], load: async () => (await import('./sd-jwt-vc/builder.ts')).sdJwtVcBuilder },
+  'jwt-vc': {
+    unavailable:
+      'The simulated wallets hold a StudentCredential SD-JWT VC only: answer jwt-vc from a wallet holding a W3C credential (docs/credential-profiles.md).',
+  },
   bbs: { devPackages: [], load: async () => (await import('./bbs/builder.ts')).bbsBuilder },
   groth16: {
     devPackages: ['snarkjs', 'circomlibjs'],
@@ -42,6 +49,7 @@ export async function loadHolderBuilder(
   load: ModuleLoader = importModule,
 ): Promise<HolderBuilder> {
   const source = SOURCES[format];
+  if ('unavailable' in source) return { available: false, reason: source.unavailable };
   const loaded = await Promise.all(
     source.devPackages.map((name) =>
       load(name).then(

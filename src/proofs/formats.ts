@@ -8,18 +8,37 @@ import type { ProofRunner } from './worker/tasks.ts';
 export type Verifiers = Readonly<Record<CredentialFormat, PresentationVerifier>>;
 
 /**
- * The `sd-jwt-vc` submission format carries every JWT-secured credential with holder binding:
- * a compact SD-JWT VC (`dc+sd-jwt` profiles), or, when a `jwt_vc_json` profile is accepted, a W3C
- * Verifiable Presentation JWT (no `~`). The credential profile of the type decides the rest
- * (ARCHITECTURE.md, "Where a format plugs in"); every channel (wallet protocol, OpenID4VP,
- * `/verify`) reaches both through this one verifier.
+ * The format names the shape (issue 29): `sd-jwt-vc` is a compact SD-JWT VC (`dc+sd-jwt`
+ * profiles), `jwt-vc` a W3C Verifiable Presentation JWT holding a VC JWT (`jwt_vc_json`
+ * profiles). One sent under the other's name is refused as `unsupported_format`, with a message
+ * naming the right one, before anything is verified: a result's `format` states what was checked.
+ * The credential profile of the type decides the rest (ARCHITECTURE.md, "Where a format plugs in").
  */
-export const jwtSecuredVerifier: PresentationVerifier = {
+export const sdJwtVcSubmissionVerifier: PresentationVerifier = {
   format: 'sd-jwt-vc',
-  verify: (presentation, context, registry) =>
-    looksLikeJwtPresentation(presentation) && context.profiles?.some((p) => p.format === 'jwt_vc_json')
-      ? jwtVcJsonVerifier.verify(presentation, context, registry)
+  verify: async (presentation, context, registry) =>
+    looksLikeJwtPresentation(presentation)
+      ? {
+          ok: false,
+          reason: 'unsupported_format',
+          message:
+            'this is a JWT without disclosures, not an SD-JWT VC: a W3C Verifiable Presentation JWT is format jwt-vc',
+        }
       : sdJwtVcVerifier.verify(presentation, context, registry),
+};
+
+/** `jwt-vc`: a W3C VP JWT. An SD-JWT VC (it has `~` separators) sent under this name is refused. */
+export const jwtVcSubmissionVerifier: PresentationVerifier = {
+  format: 'jwt-vc',
+  verify: async (presentation, context, registry) =>
+    typeof presentation === 'string' && presentation.includes('~')
+      ? {
+          ok: false,
+          reason: 'unsupported_format',
+          message:
+            'this is an SD-JWT (it has ~ separators), not a W3C Verifiable Presentation JWT: it is format sd-jwt-vc',
+        }
+      : jwtVcJsonVerifier.verify(presentation, context, registry),
 };
 
 /**
@@ -37,7 +56,8 @@ export function createVerifiers(
   } = {},
 ): Verifiers {
   return {
-    'sd-jwt-vc': jwtSecuredVerifier,
+    'sd-jwt-vc': sdJwtVcSubmissionVerifier,
+    'jwt-vc': jwtVcSubmissionVerifier,
     bbs: createBbsVerifier(options.runner),
     groth16: createGroth16Verifier({
       liveVerificationKeyPath: options.groth16LiveVerificationKeyPath,

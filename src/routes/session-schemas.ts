@@ -13,7 +13,11 @@ export const SessionStatusEnum = StringEnum(SESSION_STATUSES, {
 });
 export const SessionStatusSchema = Ref(SessionStatusEnum);
 
-export const FormatEnum = StringEnum(CREDENTIAL_FORMATS, { $id: 'CredentialFormat', description: 'Credential format' });
+export const FormatEnum = StringEnum(CREDENTIAL_FORMATS, {
+  $id: 'CredentialFormat',
+  description:
+    'Credential format: sd-jwt-vc (SD-JWT VC), jwt-vc (W3C Verifiable Credential secured as JWT, jwt_vc_json), bbs, groth16',
+});
 export const FormatSchema = Ref(FormatEnum);
 
 export const LoginEvidenceFormatEnum = StringEnum(LOGIN_EVIDENCE_FORMATS, {

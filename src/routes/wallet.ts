@@ -120,7 +120,8 @@ export const walletRoutes =
             nonce: Nonce,
             format: FormatSchema,
             presentation: Type.Unknown({
-              description: "The format's presentation: a string (sd-jwt-vc) or an object (bbs, groth16)",
+              description:
+                "The format's presentation: a string (sd-jwt-vc: a compact SD-JWT VC; jwt-vc: a W3C Verifiable Presentation JWT) or an object (bbs, groth16)",
             }),
           },
           {

@@ -65,7 +65,8 @@ export function databaseTrustRegistry(
   /** The entry as trusted for `format`: unusable keys and anchors dropped; undefined when nothing is left. */
   const usable = (issuer: TrustedIssuer, format: CredentialFormat): TrustedIssuer | undefined => {
     const field = KEY_OF_FORMAT[format];
-    if (format !== 'sd-jwt-vc') return keyUsable(issuer, field) ? issuer : undefined;
+    // The JWT-secured formats also trust through X.509 anchors and issuer metadata (or did:web).
+    if (format !== 'sd-jwt-vc' && format !== 'jwt-vc') return keyUsable(issuer, field) ? issuer : undefined;
     const anchors = (issuer.anchors ?? []).filter((pem, i) =>
       verdict(issuer, `anchors[${i}]`, pem, () => anchorProblem(pem)),
     );

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { addIssuer } from '../../src/services/trust-registry.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
-import { consent, createSession } from '../support/sessions.ts';
+import { buildPresentation, consent, createSession } from '../support/sessions.ts';
 import {
   CA_USAGE,
   certificate,
@@ -114,6 +114,7 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
       requiredClaims?: string[];
       vp?: (vp: string) => string;
       holder?: ReturnType<typeof identity>;
+      format?: string;
     } = {},
   ) => {
     const nonce = `nonce_jwt-vc-${++counter}`;
@@ -127,7 +128,7 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
       url: '/verification/v1/verify',
       headers: as.auth,
       payload: {
-        format: 'sd-jwt-vc',
+        format: options.format ?? 'jwt-vc',
         presentation: options.vp ? options.vp(vp) : vp,
         nonce,
         requiredClaims: options.requiredClaims ?? [
@@ -149,6 +150,8 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
     const credential = await esc();
     const data = await verify(tenant, credential);
     assert.equal(data.verified, true, data.failureMessage);
+    // The result names the shape that was verified (issue 29): a W3C credential is jwt-vc, never sd-jwt-vc.
+    assert.equal(data.format, 'jwt-vc');
     const expected = JSON.parse(Buffer.from(credential.split('.')[1]!, 'base64url').toString()).vc.expirationDate;
     assert.deepEqual(data.claims, {
       is_active_student: true,
@@ -177,7 +180,7 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
         method: 'POST',
         url: '/verification/v1/verify',
         headers: tenant.auth,
-        payload: { format: 'sd-jwt-vc', presentation: vp, nonce, requiredClaims: ['is_active_student'] },
+        payload: { format: 'jwt-vc', presentation: vp, nonce, requiredClaims: ['is_active_student'] },
       });
       return res.json().data;
     };
@@ -396,7 +399,33 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
     assert.match(data.failureMessage, /library_card/);
   });
 
-  test('our own wallet protocol accepts it under the sd-jwt-vc submission format', async () => {
+  test('under the sd-jwt-vc name it is refused as unsupported_format, naming jwt-vc; and the reverse', async () => {
+    const data = await verify(tenant, await esc(), { format: 'sd-jwt-vc' });
+    assert.equal(data.verified, false);
+    assert.equal(data.failureReason, 'unsupported_format');
+    assert.match(data.failureMessage, /format jwt-vc/);
+    const nonce = 'nonce_jwt-vc-sd-jwt-as-jwt-vc';
+    const sdJwt = await buildPresentation(h, 'sd-jwt-vc', { nonce });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/verification/v1/verify',
+      headers: tenant.auth,
+      payload: { format: 'jwt-vc', presentation: sdJwt, nonce },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().data.failureReason, 'unsupported_format');
+    assert.match(res.json().data.failureMessage, /format sd-jwt-vc/);
+    const unknown = await h.app.inject({
+      method: 'POST',
+      url: '/verification/v1/verify',
+      headers: tenant.auth,
+      payload: { format: 'jwt_vc_json', presentation: sdJwt, nonce: `${nonce}-2` },
+    });
+    assert.equal(unknown.statusCode, 400, unknown.body);
+    assert.equal(unknown.json().error.code, 'invalid_request');
+  });
+
+  test('our own wallet protocol: under jwt-vc it completes the session as jwt-vc; under sd-jwt-vc it is a 400', async () => {
     const session = await createSession(h, tenant, { requiredClaims: ['is_active_student', 'university_domain'] });
     assert.equal((await consent(h, session)).statusCode, 200);
     const presentation = await presentJwtVc(await esc(), holder(), {
@@ -404,10 +433,18 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
       aud: h.config.baseUrl,
       now: h.clock.now(),
     });
-    const res = await h.app.inject({
+    const wrong = await h.app.inject({
       method: 'POST',
       url: `/verification/v1/sessions/${session.sessionId}/presentation`,
       payload: { nonce: session.challengeNonce, format: 'sd-jwt-vc', presentation },
+    });
+    assert.equal(wrong.statusCode, 400, wrong.body);
+    assert.equal(wrong.json().error.code, 'presentation_rejected');
+    assert.match(wrong.json().error.message, /format jwt-vc/);
+    const res = await h.app.inject({
+      method: 'POST',
+      url: `/verification/v1/sessions/${session.sessionId}/presentation`,
+      payload: { nonce: session.challengeNonce, format: 'jwt-vc', presentation },
     });
     assert.equal(res.statusCode, 200, res.body);
     const read = await h.app.inject({
@@ -417,6 +454,8 @@ forEachDialect('jwt_vc_json through /verify and the wallet protocol', (dialect) 
     });
     const result = read.json().data.result;
     assert.equal(result.verified, true, result.failureMessage);
+    assert.equal(result.format, 'jwt-vc');
+    assert.equal(result.protocol, 'matricula');
     assert.equal(result.claims.university_domain, DOMAIN);
   });
 });

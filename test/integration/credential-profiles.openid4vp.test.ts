@@ -103,6 +103,7 @@ forEachDialect('credential profiles over OpenID4VP', (dialect) => {
     const result = read.json().data.result;
     assert.equal(result.verified, true, result.failureMessage);
     assert.equal(result.protocol, 'openid4vp');
+    assert.equal(result.format, 'sd-jwt-vc');
     assert.deepEqual(result.claims, {
       is_active_student: true,
       university_domain: DOMAIN,
@@ -161,6 +162,8 @@ forEachDialect('credential profiles over OpenID4VP', (dialect) => {
     const result = read.json().data.result;
     assert.equal(result.verified, true, result.failureMessage);
     assert.equal(result.protocol, 'openid4vp');
+    // DCQL jwt_vc_json is reported as jwt-vc (issue 29): the result names what was verified.
+    assert.equal(result.format, 'jwt-vc');
     assert.equal(result.claims.university_domain, DOMAIN);
     assert.equal(result.claims.academic_level, 'postgraduate');
   });

@@ -80,10 +80,15 @@ describe('the run-time import graph', () => {
 });
 
 describe('holder-side builders', () => {
-  test('with every package installed, every format has its builder', async () => {
+  test('with every package installed, every format but jwt-vc has its builder', async () => {
     const holder = await loadHolderBuilders();
     for (const format of CREDENTIAL_FORMATS) {
       const entry = holder[format];
+      if (format === 'jwt-vc') {
+        // The simulated wallets hold no W3C credential: the sandbox wallet says so instead of offering it.
+        assert.equal(entry.available, false);
+        continue;
+      }
       assert.ok(entry.available, format);
       assert.equal(entry.builder.format, format);
     }

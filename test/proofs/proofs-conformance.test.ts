@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { bn254 } from '@noble/curves/bn254';
 import { createVerifiers, type Verifiers } from '../../src/proofs/formats.ts';
-import { BUILDERS } from '../support/builders.ts';
+import { BUILDERS, BUILT_FORMATS, type BuiltFormat } from '../support/builders.ts';
 import { crossCheckedBbsVerifier } from '../support/bbs-cross-check.ts';
 import { crossCheckedGroth16Verifier } from '../support/groth16-cross-check.ts';
 import { GROTH16_ARTIFACTS, releaseSnarkjsCurve } from '../../src/proofs/groth16/index.ts';
@@ -17,15 +17,12 @@ import type {
   RejectionReason,
   SandboxStudent,
 } from '../../src/proofs/types.ts';
-import {
-  CREDENTIAL_FORMATS,
-  type CredentialFormat,
-  type TrustedIssuer,
-  type TrustRegistry,
-} from '../../src/domain/credentials.ts';
+import type { TrustedIssuer, TrustRegistry } from '../../src/domain/credentials.ts';
 
 /**
- * One conformance suite over every credential format: the same promises, checked the same way.
+ * One conformance suite over every credential format with a builder here (jwt-vc's credentials
+ * come from did-jwt-vc: test/integration/credential-profiles.jwt-vc.test.ts): the same promises,
+ * checked the same way.
  * Pure format level (no database): an in-memory registry of the sandbox universities. Every
  * negative case names the exact rejection reason, since clients match on it.
  */
@@ -67,7 +64,7 @@ const outcome = (check: PresentationCheck): RejectionReason | 'verified' => (che
  * a time checked against the service clock (BBS since issue 10, finding 2: before, a captured BBS
  * presentation verified forever).
  */
-const EXPECTED: Record<Fault, Record<CredentialFormat, RejectionReason | 'verified'>> = {
+const EXPECTED: Record<Fault, Record<BuiltFormat, RejectionReason | 'verified'>> = {
   otherNonce: { 'sd-jwt-vc': 'nonce_mismatch', bbs: 'invalid_proof', groth16: 'invalid_proof' },
   otherAudience: { 'sd-jwt-vc': 'audience_mismatch', bbs: 'invalid_proof', groth16: 'invalid_proof' },
   tamperedValue: { 'sd-jwt-vc': 'invalid_disclosure', bbs: 'invalid_proof', groth16: 'invalid_proof' },
@@ -108,7 +105,7 @@ type Fault =
 /** Each fault: one change to the valid presentation, the context or the registry. */
 const FAULTS: Record<
   Fault,
-  { title: string; check: (format: CredentialFormat, f: Fixtures, p: Presentations) => Promise<PresentationCheck> }
+  { title: string; check: (format: BuiltFormat, f: Fixtures, p: Presentations) => Promise<PresentationCheck> }
 > = {
   otherNonce: {
     title: 'verified with another nonce',
@@ -215,10 +212,10 @@ after(async () => {
 test('the table names a reason for every fault and every format', () => {
   assert.deepEqual(Object.keys(EXPECTED).sort(), Object.keys(FAULTS).sort());
   for (const [fault, reasons] of Object.entries(EXPECTED))
-    assert.deepEqual(Object.keys(reasons).sort(), [...CREDENTIAL_FORMATS].sort(), fault);
+    assert.deepEqual(Object.keys(reasons).sort(), [...BUILT_FORMATS].sort(), fault);
 });
 
-for (const format of CREDENTIAL_FORMATS) {
+for (const format of BUILT_FORMATS) {
   describe(`format ${format}`, () => {
     const builder = BUILDERS[format];
     const verifier = fixtures.liveEnabled[format];

@@ -829,10 +829,10 @@ export interface components {
          */
         SessionStatus: "pending" | "consented" | "completed" | "expired" | "cancelled" | "declined";
         /**
-         * @description Credential format
+         * @description Credential format: sd-jwt-vc (SD-JWT VC), jwt-vc (W3C Verifiable Credential secured as JWT, jwt_vc_json), bbs, groth16
          * @enum {string}
          */
-        CredentialFormat: "sd-jwt-vc" | "bbs" | "groth16";
+        CredentialFormat: "sd-jwt-vc" | "jwt-vc" | "bbs" | "groth16";
         /**
          * @description What a university login result rests on: a signed SAML 2.0 assertion or an OpenID Connect ID token
          * @enum {string}
@@ -3563,7 +3563,7 @@ export interface operations {
                     /** @description The challengeNonce of the session */
                     nonce: string;
                     format: components["schemas"]["CredentialFormat"];
-                    /** @description The format's presentation: a string (sd-jwt-vc) or an object (bbs, groth16) */
+                    /** @description The format's presentation: a string (sd-jwt-vc: a compact SD-JWT VC; jwt-vc: a W3C Verifiable Presentation JWT) or an object (bbs, groth16) */
                     presentation: unknown;
                 };
             };

@@ -265,7 +265,7 @@ async function verifyPresentation(
   // Issuer: a registry entry must vouch for the credential's iss, by one of its methods.
   const iss = issuerOf(vc.payload, credential);
   if (iss === undefined) return reject('untrusted_issuer', 'the credential names no issuer, or two different ones');
-  const trusted = await registry.issuers(context.environment, 'sd-jwt-vc');
+  const trusted = await registry.issuers(context.environment, 'jwt-vc');
   const candidates = trusted.filter((issuer) => methodsFor(issuer, iss, vc).length > 0);
   if (candidates.length === 0)
     return reject('untrusted_issuer', `${iss} is not a trusted ${context.environment} issuer`);
@@ -340,7 +340,7 @@ async function verifyPresentation(
   return {
     ok: true,
     presentation: {
-      format: 'sd-jwt-vc',
+      format: 'jwt-vc',
       issuer,
       claims: derived.claims,
       ...(expiresAt !== undefined ? { expiresAt: new Date(Date.parse(expiresAt)).toISOString() } : {}),
@@ -354,6 +354,6 @@ async function verifyPresentation(
  * credential profile names. Never throws for bad input; registry failures propagate.
  */
 export const jwtVcJsonVerifier: PresentationVerifier = {
-  format: 'sd-jwt-vc',
+  format: 'jwt-vc',
   verify: verifyPresentation,
 };

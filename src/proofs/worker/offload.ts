@@ -28,5 +28,5 @@ export function offloadedBuilders(holder: HolderBuilders, runner: ProofRunner): 
       },
     };
   };
-  return { 'sd-jwt-vc': wrap('sd-jwt-vc'), bbs: wrap('bbs'), groth16: wrap('groth16') };
+  return { 'sd-jwt-vc': wrap('sd-jwt-vc'), 'jwt-vc': wrap('jwt-vc'), bbs: wrap('bbs'), groth16: wrap('groth16') };
 }

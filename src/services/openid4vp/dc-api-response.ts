@@ -4,6 +4,7 @@ import {
   verifyJarmAuthorizationResponse,
   type Openid4vpAuthorizationRequestDcApi,
 } from '@openid4vc/openid4vp';
+import { CREDENTIAL_FORMAT_OF_PROFILE } from '../../domain/credential-profiles.ts';
 import type { Session } from '../../domain/session.ts';
 import { deleteHeldResult } from '../../store/openid4vp-held-results.ts';
 import type { ServiceDeps } from '../deps.ts';
@@ -126,7 +127,7 @@ export async function receiveDcApiResponse(
     );
   const judgement = await judgeAnswer(deps, open, {
     protocol: 'openid4vp',
-    format: 'sd-jwt-vc',
+    format: CREDENTIAL_FORMAT_OF_PROFILE[found.profile.format],
     presentation: found.presentation,
     nonce: requestNonce(session.challengeNonce),
     audience: dcApiAudience(deps.config),

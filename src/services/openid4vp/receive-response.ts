@@ -8,7 +8,7 @@ import {
   type Openid4vpAuthorizationRequestDcApi,
 } from '@openid4vc/openid4vp';
 import type { CallbackContext } from '@openid4vc/oauth2';
-import type { CredentialProfile } from '../../domain/credential-profiles.ts';
+import { CREDENTIAL_FORMAT_OF_PROFILE, type CredentialProfile } from '../../domain/credential-profiles.ts';
 import type { Session } from '../../domain/session.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { sessionRefused } from '../sessions.ts';
@@ -217,7 +217,7 @@ export async function receiveAuthorizationResponse(
     );
   const judgement = await judgeAnswer(deps, open, {
     protocol: 'openid4vp',
-    format: 'sd-jwt-vc',
+    format: CREDENTIAL_FORMAT_OF_PROFILE[found.profile.format],
     presentation: found.presentation,
     nonce: requestNonce(session.challengeNonce),
     audience: clientId(deps.config, session, flow),
