@@ -42,8 +42,9 @@ forEachDialect('Input and transport edges', (dialect) => {
           .filter((q) => q.required)
           .map((q) => `${q.name}=x`)
           .join('&');
-        // OpenID4VP's endpoints read forms, as wallets send them.
-        const form = op.path.startsWith('/openid4vp/');
+        // OpenID4VP's endpoints read forms, as wallets send them; the Digital Credentials API's
+        // answer is JSON, posted by the portal page.
+        const form = op.path.startsWith('/openid4vp/') && !op.path.endsWith('/dc-api/response');
         const res = await h.app.inject({
           method: op.method as 'GET',
           url: query ? `${path}?${query}` : path,
