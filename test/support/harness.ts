@@ -95,7 +95,11 @@ async function migrateBesideOtherFiles(store: Store, schema: string): Promise<vo
       return await migrate(store);
     } catch (err) {
       const other = /schema "(t_[0-9a-f]+)" does not exist/.exec(String(err));
-      if (!other || other[1] === schema || attempt === 5) throw err;
+      // Two files' migrations (triggers, their functions) can also meet in PostgreSQL's catalogue
+      // and one is chosen as a deadlock's victim: rolled back whole, so it is retried too.
+      const deadlock =
+        (err as { cause?: { code?: string } }).cause?.code === '40P01' || /deadlock detected/.test(String(err));
+      if (attempt === 5 || (!deadlock && (!other || other[1] === schema))) throw err;
     }
   }
 }
