@@ -9,13 +9,12 @@ import type {
   RejectionReason,
   TrustRegistry,
   TrustedIssuer,
-  VerifiedPresentation,
 } from '../types.ts';
 import { decodeJwt, MAX_PRESENTATION_LENGTH, type DecodedJwt } from '../sd-jwt-vc/compact.ts';
 import { findSigner, methodsFor, verifyByMethod, type TrustMethod } from '../sd-jwt-vc/issuer-trust.ts';
 import { ALLOWED_ALGORITHMS, isAllowedAlgorithm, isJsonObject } from '../sd-jwt-vc/jose.ts';
 import { MAX_KEY_BINDING_AGE_SECONDS, MAX_KEY_BINDING_FUTURE_SECONDS } from '../sd-jwt-vc/key-binding.ts';
-import type { StatusOutcome } from '../sd-jwt-vc/status-list.ts';
+import { statusFacts } from '../sd-jwt-vc/status-list.ts';
 import { didJwkKey } from './dids.ts';
 import { w3cCredentialStatus } from './status-list.ts';
 
@@ -200,33 +199,6 @@ async function checkBinding(
   if (exp !== undefined && !(typeof exp === 'number' && exp > context.now.getTime() / 1000))
     return reject('stale_presentation', 'the presentation JWT has expired');
   return undefined;
-}
-
-type StatusFacts = Pick<VerifiedPresentation, 'revocation' | 'warnings'>;
-
-/** Revoked/suspended is a fact for the judgement; unknown rejects under fail_closed, warns under warn (as SD-JWT VC). */
-function statusFacts(
-  status: StatusOutcome,
-  registry: TrustRegistry,
-): { ok: true; facts: StatusFacts } | { ok: false; rejection: PresentationCheck } {
-  if (status.state === 'none' || status.state === 'valid') return { ok: true, facts: {} };
-  if (status.state !== 'unknown')
-    return { ok: true, facts: { revocation: { state: status.state, message: status.message } } };
-  if (!status.refused && (registry.publications?.statusListPolicy ?? 'fail_closed') === 'warn')
-    return {
-      ok: true,
-      facts: {
-        warnings: [{ code: 'credential_status_unknown', message: `Revocation not checked: ${status.message}.` }],
-      },
-    };
-  return {
-    ok: false,
-    rejection: reject(
-      status.unreachable ? 'issuer_unreachable' : 'invalid_status_list',
-      `the revocation status cannot be determined: ${status.message}`,
-      status.detail,
-    ),
-  };
 }
 
 /** The issuer identifier of the credential JWT: `iss`, which `issuer` must repeat when both are present. */

@@ -1,7 +1,7 @@
 import { inflateSync } from 'node:zlib';
 import { StatusList, type BitsPerStatus } from '@sd-jwt/jwt-status-list';
 import { BoundedCache } from '../../domain/bounded-cache.ts';
-import type { TrustRegistry } from '../types.ts';
+import type { PresentationCheck, TrustRegistry, VerifiedPresentation } from '../types.ts';
 import { decodeJwt, type DecodedJwt } from './compact.ts';
 import { base64urlDecode, isJsonObject } from './jose.ts';
 
@@ -144,5 +144,38 @@ export async function credentialStatus(
   return {
     state: word,
     message: `the issuer's status list marks the credential ${word} (status ${status} at index ${reference.idx})`,
+  };
+}
+
+/** What a credential's status adds to the verified presentation: a revocation fact or a warning. */
+export type StatusFacts = Pick<VerifiedPresentation, 'revocation' | 'warnings'>;
+
+/**
+ * A status outcome as the judgement takes it, the same for every credential format: revoked or
+ * suspended is a fact (`credential_revoked`); a status that cannot be determined rejects the
+ * presentation under `fail_closed` (the default) and is a warning in the result under `warn`.
+ */
+export function statusFacts(
+  status: StatusOutcome,
+  registry: TrustRegistry,
+): { ok: true; facts: StatusFacts } | { ok: false; rejection: PresentationCheck } {
+  if (status.state === 'none' || status.state === 'valid') return { ok: true, facts: {} };
+  if (status.state !== 'unknown')
+    return { ok: true, facts: { revocation: { state: status.state, message: status.message } } };
+  if (!status.refused && (registry.publications?.statusListPolicy ?? 'fail_closed') === 'warn')
+    return {
+      ok: true,
+      facts: {
+        warnings: [{ code: 'credential_status_unknown', message: `Revocation not checked: ${status.message}.` }],
+      },
+    };
+  return {
+    ok: false,
+    rejection: {
+      ok: false,
+      reason: status.unreachable ? 'issuer_unreachable' : 'invalid_status_list',
+      message: `the revocation status cannot be determined: ${status.message}`,
+      ...(status.detail !== undefined ? { detail: status.detail } : {}),
+    },
   };
 }

@@ -8,14 +8,13 @@ import type {
   RejectionReason,
   TrustRegistry,
   TrustedIssuer,
-  VerifiedPresentation,
 } from '../types.ts';
 import { parseCompactSdJwt } from './compact.ts';
 import { resolveDisclosures } from './disclosures.ts';
 import { isAllowedAlgorithm } from './jose.ts';
 import { findSigner, methodsFor, verifyByMethod, type TrustMethod } from './issuer-trust.ts';
 import { checkKeyBinding, MAX_KEY_BINDING_FUTURE_SECONDS } from './key-binding.ts';
-import { credentialStatus } from './status-list.ts';
+import { credentialStatus, statusFacts, type StatusFacts } from './status-list.ts';
 
 /**
  * Service side of `sd-jwt-vc`. Every check is explicit rather than delegated to the library's
@@ -81,8 +80,6 @@ function hostOfIssuer(iss: string): string | undefined {
   }
 }
 
-type StatusFacts = Pick<VerifiedPresentation, 'revocation' | 'warnings'>;
-
 /**
  * The revocation status, checked with the trust that verified the credential. Revoked or suspended
  * is a fact for the judgement (`credential_revoked`); a status that cannot be determined rejects the
@@ -106,24 +103,7 @@ async function statusOf(
     now,
     { sandbox: issuer.environment === 'sandbox' },
   );
-  if (status.state === 'none' || status.state === 'valid') return { ok: true, facts: {} };
-  if (status.state !== 'unknown')
-    return { ok: true, facts: { revocation: { state: status.state, message: status.message } } };
-  if (!status.refused && (registry.publications?.statusListPolicy ?? 'fail_closed') === 'warn')
-    return {
-      ok: true,
-      facts: {
-        warnings: [{ code: 'credential_status_unknown', message: `Revocation not checked: ${status.message}.` }],
-      },
-    };
-  return {
-    ok: false,
-    rejection: reject(
-      status.unreachable ? 'issuer_unreachable' : 'invalid_status_list',
-      `the revocation status cannot be determined: ${status.message}`,
-      status.detail,
-    ),
-  };
+  return statusFacts(status, registry);
 }
 
 async function verifyPresentation(
