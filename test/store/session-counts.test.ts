@@ -18,7 +18,14 @@ import { createOrganization } from '../../src/services/organizations.ts';
 import { migrate, openStore, type Store } from '../../src/store/db.ts';
 import { MIGRATIONS } from '../../src/store/migrations/index.ts';
 import { insertSessions } from '../../src/store/sessions.ts';
-import { forEachDialect, useHarness, type DialectName, type Harness, type Tenant } from '../support/harness.ts';
+import {
+  besideOtherFiles,
+  forEachDialect,
+  useHarness,
+  type DialectName,
+  type Harness,
+  type Tenant,
+} from '../support/harness.ts';
 import { buildPresentation, consent, createSession, submit, type CreatedSession } from '../support/sessions.ts';
 
 /**
@@ -158,9 +165,10 @@ forEachDialect('application session counts', (dialect) => {
 async function storeMigratedTo(
   dialect: DialectName,
   last: string,
-): Promise<{ store: Store; drop: () => Promise<void> }> {
+): Promise<{ store: Store; drop: () => Promise<void>; schema: string }> {
   let store: Store;
   let drop: () => Promise<void>;
+  let schema = '';
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'matricula-counts-'));
     store = await openStore(`sqlite:${join(dir, 'test.sqlite')}`);
@@ -169,7 +177,7 @@ async function storeMigratedTo(
       rmSync(dir, { recursive: true, force: true });
     };
   } else {
-    const schema = `t_${randomBytes(6).toString('hex')}`;
+    schema = `t_${randomBytes(6).toString('hex')}`;
     store = await openStore(process.env.TEST_DATABASE_URL!, { schema, poolSize: 2 });
     drop = async () => {
       await store.close();
@@ -184,14 +192,16 @@ async function storeMigratedTo(
     provider: { getMigrations: async () => MIGRATIONS },
     ...(store.schema ? { migrationTableSchema: store.schema } : {}),
   });
-  const { error } = await migrator.migrateTo(last);
-  if (error) throw error instanceof Error ? error : new Error(`migrating to ${last} failed`, { cause: error });
-  return { store, drop };
+  await besideOtherFiles(schema, async () => {
+    const { error } = await migrator.migrateTo(last);
+    if (error) throw error instanceof Error ? error : new Error(`migrating to ${last} failed`, { cause: error });
+  });
+  return { store, drop, schema };
 }
 
 forEachDialect('application session counts of a database migrated with sessions in it', (dialect) => {
   test('migration 0021 counts the sessions already there', async () => {
-    const { store, drop } = await storeMigratedTo(dialect, '0015_credential_profiles');
+    const { store, drop, schema } = await storeMigratedTo(dialect, '0015_credential_profiles');
     try {
       const clock = new TestClock();
       const created = await createOrganization({ db: store.db, clock }, { name: 'Before', environment: 'sandbox' });
@@ -224,7 +234,7 @@ forEachDialect('application session counts of a database migrated with sessions 
       await insertSessions(store.db, sessions);
       await store.db.updateTable('sessions').set({ verified: 1 }).where('id', '=', sessions[2]!.id).execute();
       await store.db.updateTable('sessions').set({ verified: 0 }).where('id', '=', sessions[3]!.id).execute();
-      await migrate(store);
+      await besideOtherFiles(schema, () => migrate(store));
       const read = await applicationMetrics(store.db, created.application.id, clock.now());
       assert.deepEqual(read.sessions, {
         total: 7,

@@ -90,13 +90,20 @@ export async function createTestStore(dialect: DialectName): Promise<TestStore> 
  * Migrating is idempotent and locked, so that one error is retried; any other is thrown.
  */
 async function migrateBesideOtherFiles(store: Store, schema: string): Promise<void> {
+  await besideOtherFiles(schema, () => migrate(store));
+}
+
+/**
+ * Runs `migrating` (any migration of the schema `schema`), again when it failed only because of
+ * another test file's schema (above) or as a deadlock's victim: two files' migrations (triggers,
+ * their functions) can meet in PostgreSQL's catalogue, and the victim is rolled back whole.
+ */
+export async function besideOtherFiles<T>(schema: string, migrating: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await migrate(store);
+      return await migrating();
     } catch (err) {
       const other = /schema "(t_[0-9a-f]+)" does not exist/.exec(String(err));
-      // Two files' migrations (triggers, their functions) can also meet in PostgreSQL's catalogue
-      // and one is chosen as a deadlock's victim: rolled back whole, so it is retried too.
       const deadlock =
         (err as { cause?: { code?: string } }).cause?.code === '40P01' || /deadlock detected/.test(String(err));
       if (attempt === 5 || (!deadlock && (!other || other[1] === schema))) throw err;
