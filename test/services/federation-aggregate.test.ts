@@ -4,7 +4,8 @@ import { SignedXml } from 'xml-crypto';
 import { streamProviders, type MetadataRoot } from '../../src/services/sso/saml/aggregate-entities.ts';
 import { verifyAggregate } from '../../src/services/sso/saml/aggregate.ts';
 import { generateSamlKeyPair } from '../../src/services/sso/saml/sp-keys.ts';
-import { XmlRefused } from '../../src/services/sso/saml/xml.ts';
+import { providersOf } from '../../src/services/sso/saml/idp-metadata.ts';
+import { parseXmlStrictly, XmlRefused } from '../../src/services/sso/saml/xml.ts';
 import { withStrongAlgorithms } from '../../src/services/sso/saml/xmldsig-algorithms.ts';
 import { federationKey, idpEntity, type FederationKey } from '../support/federation.ts';
 
@@ -96,6 +97,24 @@ test('nested EntitiesDescriptors: every entity, in document order, with the scop
     [1, 2, 3, 4].map((n) => `https://idp${n}.example.org/idp`),
   );
   assert.deepEqual(out.skipped, []);
+});
+
+test('the entities read are those a DOM of the whole document gives, wherever they stand', () => {
+  // Schema-invalid places too: in the root's Extensions, inside another entity's Extensions.
+  const inside = entity(2).replace(
+    '<md:IDPSSODescriptor',
+    `<md:Extensions>${entity(3)}</md:Extensions><md:IDPSSODescriptor`,
+  );
+  const xml =
+    `<md:EntitiesDescriptor xmlns:md="${MD}" ${PREFIXES}><md:Extensions>${entity(1)}</md:Extensions>` +
+    `${inside}<md:EntitiesDescriptor>${entity(4)}</md:EntitiesDescriptor></md:EntitiesDescriptor>`;
+  const whole = providersOf(parseXmlStrictly(xml).documentElement, NOW);
+  assert.deepEqual(
+    whole.providers.map((p) => p.entityId),
+    [1, 2, 3, 4].map((n) => `https://idp${n}.example.org/idp`),
+  );
+  const streamed = read(xml);
+  assert.deepEqual(streamed, { ok: true, ...whole });
 });
 
 test('comments, processing instructions and escaped text that look like entities are not entities', () => {

@@ -1,6 +1,6 @@
 import sax from 'sax';
-import { providersOf, type IdpMetadata } from './idp-metadata.ts';
-import { DECLARATIONS, parseXmlStrictly, XmlRefused } from './xml.ts';
+import { providersAmong, providersOf, type IdpMetadata } from './idp-metadata.ts';
+import { DECLARATIONS, descendants, NS, parseXmlStrictly, XmlRefused } from './xml.ts';
 
 /**
  * The identity providers of a federation aggregate's verified canonical XML, read without a DOM of
@@ -10,12 +10,14 @@ import { DECLARATIONS, parseXmlStrictly, XmlRefused } from './xml.ts';
  * The text is streamed once with sax (strict, namespace-aware, XML's five entities only): the
  * root's start tag gives its name, namespace and attributes, and each outermost
  * `md:EntityDescriptor` (wherever it is: under the root, under a nested `md:EntitiesDescriptor`) is
- * cut out of the text and parsed on its own with parseXmlStrictly, inside an element that declares
- * the namespaces in scope where it stood (exclusive C14N pushes declarations down to where they are
- * used, inclusive C14N leaves them on the root: both read the same). Comments, processing
- * instructions and text are sax's to skip, so a `<md:EntityDescriptor` inside one is never cut out.
- * The entities read are those a DOM of the whole would have given (every md:EntityDescriptor
- * descendant of the root, in document order); one small DOM is alive at a time.
+ * cut out of the text and parsed on its own with parseXmlStrictly, with the namespace bindings in
+ * scope where it stood as the parser's context, as if wrapped in an element declaring them
+ * (exclusive C14N pushes declarations down to where they are used, inclusive C14N leaves them on
+ * the root: both read the same). Comments, processing instructions and text are sax's to skip, so
+ * a `<md:EntityDescriptor` inside one is never cut out. The entities read are those a DOM of the
+ * whole would have given (every md:EntityDescriptor descendant of the root, in document order); one
+ * small DOM is alive at a time, and the strings taken from it are slices of the canonical text,
+ * not copies.
  */
 
 export interface MetadataRoot {
@@ -26,25 +28,10 @@ export interface MetadataRoot {
   attributes: Record<string, string>;
 }
 
-const MD = 'urn:oasis:names:tc:SAML:2.0:metadata';
-const XML_NS = 'http://www.w3.org/XML/1998/namespace';
-const XMLNS_NS = 'http://www.w3.org/2000/xmlns/';
-
-/** An attribute value as XML text (what sax decoded, encoded again; whitespace kept as it was). */
-const attributeText = (value: string) =>
-  value.replace(/[&<"\t\n\r]/g, (c) =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '"' ? '&quot;' : `&#x${c.charCodeAt(0).toString(16)};`,
-  );
-
-/** Namespace declarations of the bindings in scope (sax keeps them as a prototype chain). */
-function declarations(scope: Record<string, string>): string {
-  let out = '';
-  for (const prefix in scope) {
-    const uri = scope[prefix]!;
-    if (prefix === 'xml' || prefix === 'xmlns' || uri === XML_NS || uri === XMLNS_NS) continue;
-    if (prefix === '') out += uri ? ` xmlns="${attributeText(uri)}"` : '';
-    else if (uri) out += ` xmlns:${prefix}="${attributeText(uri)}"`;
-  }
+/** The bindings of a sax scope (a prototype chain, xml: and xmlns: at its end) as one object. */
+function bindings(scope: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const prefix in scope) if (prefix !== 'xml' && prefix !== 'xmlns') out[prefix] = scope[prefix]!;
   return out;
 }
 
@@ -70,8 +57,8 @@ export function streamProviders(
   let rootSeen = false;
   let rootIsEntity = false;
   let problem: string | undefined;
-  /** The entity being cut out: where its start tag began, its depth, its scope's declarations. */
-  let entity: { start: number; depth: number; name: string; scope: string } | undefined;
+  /** The entity being cut out: where its start tag began, its depth, the bindings in scope there. */
+  let entity: { start: number; depth: number; name: string; scope: Record<string, string> } | undefined;
   parser.onerror = (err) => {
     throw new XmlRefused(`the XML is malformed: ${String(err.message).split('\n')[0]!.slice(0, 200)}`);
   };
@@ -90,12 +77,12 @@ export function streamProviders(
       for (const [name, attribute] of Object.entries(tag.attributes)) attributes[name] = attribute.value;
       problem = onRoot({ uri: tag.uri, local: tag.local, attributes });
       if (problem) throw new Stop();
-      rootIsEntity = tag.uri === MD && tag.local === 'EntityDescriptor';
+      rootIsEntity = tag.uri === NS.md && tag.local === 'EntityDescriptor';
     }
-    if (entity || tag.uri !== MD || tag.local !== 'EntityDescriptor') return;
+    if (entity || tag.uri !== NS.md || tag.local !== 'EntityDescriptor') return;
     const start = parser.startTagPosition - 1;
     if (!xml.startsWith(`<${tag.name}`, start)) throw new XmlRefused('the XML could not be read (start tag)');
-    entity = { start, depth, name: tag.name, scope: depth > 1 ? declarations(scopes[depth - 2]!) : '' };
+    entity = { start, depth, name: tag.name, scope: depth > 1 ? bindings(scopes[depth - 2]!) : {} };
   };
   parser.onclosetag = (name) => {
     scopes.pop();
@@ -103,10 +90,11 @@ export function streamProviders(
     const end = parser.position;
     if (name !== entity.name || xml.charCodeAt(end - 1) !== 62 /* > */)
       throw new XmlRefused('the XML could not be read (end tag)');
-    const text = xml.slice(entity.start, end);
+    // A slice, not a copy: the strings the DOM (and the providers) take from it are slices of `xml`.
+    const element = parseXmlStrictly(xml.slice(entity.start, end), entity.scope).documentElement;
     const read = rootIsEntity
-      ? providersOf(parseXmlStrictly(text).documentElement, now)
-      : providersOf(parseXmlStrictly(`<entity${entity.scope}>${text}</entity>`).documentElement, now);
+      ? providersOf(element, now)
+      : providersAmong([element, ...descendants(element, NS.md, 'EntityDescriptor')], now);
     for (const p of read.providers) providers.push(p);
     for (const s of read.skipped) skipped.push(s);
     entity = undefined;
