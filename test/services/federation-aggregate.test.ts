@@ -153,6 +153,16 @@ test('an expired entity is skipped; an SP entity is not a provider', () => {
   assert.deepEqual(out.skipped, ['https://idp2.example.org/idp expired (validUntil 2026-11-26T11:59:59Z)']);
 });
 
+test("a large text node (a logo as a data: URI) is read past sax's 64 KiB buffer", () => {
+  const logo = `<mdui:Logo height="16" width="16">data:image/png;base64,${'A'.repeat(300_000)}</mdui:Logo>`;
+  const big = entity(1).replace('</mdui:UIInfo>', `${logo}</mdui:UIInfo>`);
+  assert.ok(big.length > 300_000);
+  assert.deepEqual(
+    ids(`<md:EntitiesDescriptor xmlns:md="${MD}" ${PREFIXES}>${big}${entity(2)}</md:EntitiesDescriptor>`),
+    ['https://idp1.example.org/idp', 'https://idp2.example.org/idp'],
+  );
+});
+
 test('a root EntityDescriptor is the one entity', () => {
   const xml = entity(1).replace('<md:EntityDescriptor ', `<md:EntityDescriptor xmlns:md="${MD}" ${PREFIXES} `);
   assert.deepEqual(ids(xml), ['https://idp1.example.org/idp']);
