@@ -11,16 +11,29 @@
  *   (`GET /sso/v1/sessions/{id}/identity-providers?q=…`): p50/p99 of those requests idle and during
  *   the refresh.
  *
+ * - floor: xml-crypto's `checkSignature` alone on the same aggregate, in a child process
+ *   (xmlcrypto-floor.ts), its peak RSS above its own base: what any reading of the aggregate with
+ *   xml-crypto costs at least; printed beside the service's extra RSS, with their ratio.
+ *
  *   node --import tsx bench/federation.ts [--idps 5000] [--database sqlite|postgres] [--verify-runs 3]
  *                                         [--requests 2000] [--concurrency 8] [--compiled] [--json]
+ *                                         [--memory-only]
+ *
+ * --memory-only: the floor and the load's extra RSS only; nothing is timed (no verify runs, no
+ * request load, no refresh), for a machine where others measure time.
  *
  * --compiled runs the service from dist/ (`npm run build` first), as in production: under tsx the
  * verification thread spends about a second registering tsx before it starts.
  *
  * Goals (issue 26): load+verify ≤ 10 s, ≤ 150 MB extra RSS, requests not blocked by a refresh.
- * Figures are printed, never asserted; with --json the last line is one JSON object (ms, MB).
+ * Figures are printed, never asserted; with --json the last line is one JSON object (ms, MB;
+ * `xmlcrypto_floor_mb` and `rss_vs_floor`, the service's extra RSS over that floor).
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { verifyAggregate } from '../src/services/sso/saml/aggregate.ts';
@@ -46,8 +59,10 @@ const { values } = parseArgs({
     concurrency: { type: 'string' },
     compiled: { type: 'boolean' },
     json: { type: 'boolean' },
+    'memory-only': { type: 'boolean' },
   },
 });
+const MEMORY_ONLY = values['memory-only'] ?? false;
 const IDPS = Number(values.idps ?? 5000);
 const DIALECT = (values.database ?? 'sqlite') as BenchDialect;
 const VERIFY_RUNS = Number(values['verify-runs'] ?? 3);
@@ -86,9 +101,40 @@ const second = signedAggregate(
 );
 log(`aggregate: ${IDPS} IdPs, ${(Buffer.byteLength(first) / 1e6).toFixed(1)} MB`);
 
+/** xml-crypto's checkSignature alone on `xml`, in a child process: its peak RSS above its base, MB. */
+function xmlCryptoFloorMb(xml: string, certificatePem: string): number {
+  const dir = mkdtempSync(join(tmpdir(), 'federation-floor-'));
+  try {
+    writeFileSync(join(dir, 'aggregate.xml'), xml);
+    writeFileSync(join(dir, 'signer.pem'), certificatePem);
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--import',
+        'tsx',
+        'bench/xmlcrypto-floor.ts',
+        join(dir, 'aggregate.xml'),
+        join(dir, 'signer.pem'),
+      ],
+      { cwd: REPO_ROOT, encoding: 'utf8' },
+    );
+    if (child.status !== 0) throw new Error(`xmlcrypto-floor.ts failed: ${child.stderr.slice(0, 500)}`);
+    const floor = JSON.parse(child.stdout.trim().split('\n').pop()!) as { ok: boolean; peakMb: number };
+    if (!floor.ok) throw new Error('xmlcrypto-floor.ts: the signature did not verify');
+    return floor.peakMb;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// The floor, before anything else runs.
+const floorMb = xmlCryptoFloorMb(first, key.certificatePem);
+log(`xml-crypto checkSignature alone (child process): peak ${floorMb.toFixed(0)} MB above its base RSS`);
+
 // Verification alone, in this process.
 const verifyMs: number[] = [];
-for (let i = 0; i < VERIFY_RUNS; i++) {
+for (let i = 0; i < (MEMORY_ONLY ? 0 : VERIFY_RUNS); i++) {
   const t0 = performance.now();
   const verified = verifyAggregate(first, {
     signingCertificate: key.certificatePem,
@@ -99,7 +145,7 @@ for (let i = 0; i < VERIFY_RUNS; i++) {
   if (!verified.ok || verified.providers.length !== IDPS)
     throw new Error(`verify: ${JSON.stringify(verified).slice(0, 300)}`);
 }
-log(`verify (parse + signature + read), median of ${VERIFY_RUNS}: ${median(verifyMs).toFixed(0)} ms`);
+if (!MEMORY_ONLY) log(`verify (parse + signature + read), median of ${VERIFY_RUNS}: ${median(verifyMs).toFixed(0)} ms`);
 
 // The federation's publication point, and the service.
 let published = first;
@@ -136,7 +182,9 @@ try {
           method: 'GET' as const,
           path: `/sso/v1/sessions/${tenant.sessionId}/identity-providers?q=${['university 4', 'uni12', 'nl number', 'renamed'][i % 4]}`,
         };
-  const idle: LoadResult = await load('idle', service, REQUESTS, CONCURRENCY, requests, tenant.headers);
+  const idle: LoadResult | undefined = MEMORY_ONLY
+    ? undefined
+    : await load('idle', service, REQUESTS, CONCURRENCY, requests, tenant.headers);
 
   await service.collectGarbage!();
   const rssIdle = service.rssMb();
@@ -157,54 +205,70 @@ try {
   };
   if (loaded.status !== 201) throw new Error(`load answered ${loaded.status}: ${JSON.stringify(loadedBody)}`);
   const federationId = loadedBody.data!.federation.id;
-  log(`load by URL (fetch, verify, write ${loadedBody.data!.counts.added}): ${loadMs.toFixed(0)} ms`);
+  if (!MEMORY_ONLY) log(`load by URL (fetch, verify, write ${loadedBody.data!.counts.added}): ${loadMs.toFixed(0)} ms`);
+  const rssExtra = rssPeak - rssIdle;
   log(
-    `service RSS: idle ${rssIdle.toFixed(0)} MB, peak while loading ${rssPeak.toFixed(0)} MB (+${(rssPeak - rssIdle).toFixed(0)} MB)`,
+    `service RSS: idle ${rssIdle.toFixed(0)} MB, peak while loading ${rssPeak.toFixed(0)} MB (+${rssExtra.toFixed(0)} MB)`,
   );
+  log(
+    `extra RSS vs the floor (xml-crypto checkSignature alone, +${floorMb.toFixed(0)} MB): ${(rssExtra / floorMb).toFixed(2)}x`,
+  );
+  const memory = {
+    idps: IDPS,
+    database: DIALECT,
+    aggregateMb: Buffer.byteLength(first) / 1e6,
+    rssIdleMb: rssIdle,
+    rssPeakMb: rssPeak,
+    rssExtraMb: rssExtra,
+    xmlcrypto_floor_mb: floorMb,
+    rss_vs_floor: rssExtra / floorMb,
+  };
+  if (loadedBody.data!.counts.added !== IDPS)
+    throw new Error(`load added ${loadedBody.data!.counts.added} IdPs, not ${IDPS}`);
+  if (MEMORY_ONLY) {
+    if (values.json) console.log(JSON.stringify(memory));
+  } else {
+    // Searching over the loaded registry, idle, then the same load while a refresh runs.
+    const searchIdle = await load('after load', service, REQUESTS, CONCURRENCY, requests, tenant.headers);
+    published = second;
+    const refreshStarted = performance.now();
+    const refreshing = fetch(`${service.origin}/admin/v1/identity-federations/${federationId}/refresh`, {
+      method: 'POST',
+      headers: admin,
+      body: '{}',
+    }).then(async (res) => ({ status: res.status, body: await res.text(), ms: performance.now() - refreshStarted }));
+    const during = await load('during refresh', service, REQUESTS, CONCURRENCY, requests, tenant.headers);
+    if (!idle) throw new Error('unreachable: idle is loaded unless --memory-only');
+    const refreshed = await refreshing;
+    if (refreshed.status !== 200)
+      throw new Error(`refresh answered ${refreshed.status}: ${refreshed.body.slice(0, 300)}`);
+    const counts = (JSON.parse(refreshed.body) as { data: { counts: Record<string, number> } }).data.counts;
+    log(`refresh: ${refreshed.ms.toFixed(0)} ms (${JSON.stringify(counts)})`);
+    if (refreshed.ms > (during.p99 * REQUESTS) / CONCURRENCY)
+      log('note: the refresh outlasted the load; raise --requests to cover it whole');
+    for (const r of [idle, searchIdle, during])
+      log(
+        `API (session read + IdP search) ${r.label.padEnd(15)} p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  errors ${r.errors}`,
+      );
+    // A refused request is fast: percentiles over refusals would flatter the service.
+    const refused = [idle, searchIdle, during].filter((r) => r.errors > 0).map((r) => `${r.label}: ${r.errors}`);
+    if (refused.length > 0)
+      throw new Error(`requests answered errors (${refused.join(', ')}): the figures mean nothing`);
 
-  // Searching over the loaded registry, idle, then the same load while a refresh runs.
-  const searchIdle = await load('after load', service, REQUESTS, CONCURRENCY, requests, tenant.headers);
-  published = second;
-  const refreshStarted = performance.now();
-  const refreshing = fetch(`${service.origin}/admin/v1/identity-federations/${federationId}/refresh`, {
-    method: 'POST',
-    headers: admin,
-    body: '{}',
-  }).then(async (res) => ({ status: res.status, body: await res.text(), ms: performance.now() - refreshStarted }));
-  const during = await load('during refresh', service, REQUESTS, CONCURRENCY, requests, tenant.headers);
-  const refreshed = await refreshing;
-  if (refreshed.status !== 200)
-    throw new Error(`refresh answered ${refreshed.status}: ${refreshed.body.slice(0, 300)}`);
-  const counts = (JSON.parse(refreshed.body) as { data: { counts: Record<string, number> } }).data.counts;
-  log(`refresh: ${refreshed.ms.toFixed(0)} ms (${JSON.stringify(counts)})`);
-  if (refreshed.ms > (during.p99 * REQUESTS) / CONCURRENCY)
-    log('note: the refresh outlasted the load; raise --requests to cover it whole');
-  for (const r of [idle, searchIdle, during])
-    log(
-      `API (session read + IdP search) ${r.label.padEnd(15)} p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  errors ${r.errors}`,
-    );
-  // A refused request is fast: percentiles over refusals would flatter the service.
-  const refused = [idle, searchIdle, during].filter((r) => r.errors > 0).map((r) => `${r.label}: ${r.errors}`);
-  if (refused.length > 0) throw new Error(`requests answered errors (${refused.join(', ')}): the figures mean nothing`);
-
-  if (values.json)
-    console.log(
-      JSON.stringify({
-        idps: IDPS,
-        database: DIALECT,
-        aggregateMb: Buffer.byteLength(first) / 1e6,
-        verifyMedianMs: median(verifyMs),
-        loadMs,
-        rssIdleMb: rssIdle,
-        rssPeakMb: rssPeak,
-        rssExtraMb: rssPeak - rssIdle,
-        refreshMs: refreshed.ms,
-        refreshCounts: counts,
-        api: Object.fromEntries(
-          [idle, searchIdle, during].map((r) => [r.label, { p50: r.p50, p99: r.p99, errors: r.errors, rps: r.rps }]),
-        ),
-      }),
-    );
+    if (values.json)
+      console.log(
+        JSON.stringify({
+          ...memory,
+          verifyMedianMs: median(verifyMs),
+          loadMs,
+          refreshMs: refreshed.ms,
+          refreshCounts: counts,
+          api: Object.fromEntries(
+            [idle, searchIdle, during].map((r) => [r.label, { p50: r.p50, p99: r.p99, errors: r.errors, rps: r.rps }]),
+          ),
+        }),
+      );
+  }
 } finally {
   await service.stop();
   server.close();

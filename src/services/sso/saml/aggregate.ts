@@ -1,7 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { SignedXml } from 'xml-crypto';
-import { providersOf, type IdpMetadata } from './idp-metadata.ts';
-import { DECLARATIONS, NS, parseXmlStrictly } from './xml.ts';
+import { streamProviders, type MetadataRoot } from './aggregate-entities.ts';
+import type { IdpMetadata } from './idp-metadata.ts';
+import { DECLARATIONS, NS } from './xml.ts';
 import { withStrongAlgorithms } from './xmldsig-algorithms.ts';
 
 /**
@@ -10,9 +11,10 @@ import { withStrongAlgorithms } from './xmldsig-algorithms.ts';
  * - size limit, then no DTD and well-formed (xml.ts), as for every SAML document;
  * - one enveloped XML signature on the root, checked by xml-crypto under the certificate the
  *   operator pinned (any KeyInfo in the document is ignored), RSA or ECDSA with SHA-256 or better;
- * - only what that signature covers is read: the canonical XML xml-crypto verified is parsed
- *   again and the entities are taken from it, so nothing wrapped around or beside the signed
- *   element (signature wrapping) can add an identity provider;
+ * - only what that signature covers is read: the entities are taken from the canonical XML
+ *   xml-crypto verified (streamed, each entity parsed again on its own: aggregate-entities.ts), so
+ *   nothing wrapped around or beside the signed element (signature wrapping) can add an identity
+ *   provider;
  * - the signed root must carry a `validUntil` in the future; `cacheDuration` tells when to refresh.
  */
 
@@ -49,23 +51,16 @@ function rootSignature(xml: string): string | undefined {
   return match?.[0];
 }
 
-export function verifyAggregate(
+/**
+ * The canonical XML of the one element the root's signature covers, once xml-crypto verified it.
+ * A function of its own so that the SignedXml instance (which keeps the whole document's DOM through
+ * its references) is garbage as soon as it returns.
+ */
+function signedCanonicalXml(
   xml: string,
-  input: { signingCertificate: string; now: Date; maxBytes: number },
-): AggregateOutcome {
-  if (Buffer.byteLength(xml, 'utf8') > input.maxBytes)
-    return fail(`the metadata is larger than ${input.maxBytes} bytes`);
-  let certificate: X509Certificate;
-  try {
-    certificate = new X509Certificate(input.signingCertificate);
-  } catch {
-    return fail('the signing certificate is not a PEM X.509 certificate');
-  }
-  // A DTD (so any entity) is refused before xml-crypto parses the text; what is then used is parsed
-  // again, strictly, from the verified canonical form.
-  if (DECLARATIONS.test(xml)) return fail('the XML has a document type declaration (DTD), which is refused');
-  const signature = rootSignature(xml);
-  if (!signature || !signature.includes(NS.ds)) return fail('the metadata is not signed');
+  signature: string,
+  certificate: X509Certificate,
+): { ok: true; canonical: string } | { ok: false; problem: string } {
   const signed = withStrongAlgorithms(
     new SignedXml({ publicCert: certificate.toString(), getCertFromKeyInfo: () => null }),
   );
@@ -78,24 +73,53 @@ export function verifyAggregate(
     return fail(`the metadata signature does not verify: ${String((err as Error).message ?? err).slice(0, 200)}`);
   }
   if (references.length !== 1) return fail('the metadata signature must cover exactly one element, the root');
-  let root: Element;
+  return { ok: true, canonical: references[0]! };
+}
+
+export function verifyAggregate(
+  xml: string,
+  input: { signingCertificate: string; now: Date; maxBytes: number },
+): AggregateOutcome {
+  if (Buffer.byteLength(xml, 'utf8') > input.maxBytes)
+    return fail(`the metadata is larger than ${input.maxBytes} bytes`);
+  let certificate: X509Certificate;
   try {
-    root = parseXmlStrictly(references[0]!).documentElement;
+    certificate = new X509Certificate(input.signingCertificate);
+  } catch {
+    return fail('the signing certificate is not a PEM X.509 certificate');
+  }
+  // A DTD (so any entity) is refused before xml-crypto parses the text; what is then used is read
+  // again, strictly, from the verified canonical form.
+  if (DECLARATIONS.test(xml)) return fail('the XML has a document type declaration (DTD), which is refused');
+  const signature = rootSignature(xml);
+  if (!signature || !signature.includes(NS.ds)) return fail('the metadata is not signed');
+  const verified = signedCanonicalXml(xml, signature, certificate);
+  if (!verified.ok) return verified;
+  // The SignedXml instance, the DOM it parsed and its canonical copy are unreachable from here on
+  // (signedCanonicalXml returned): only the verified canonical text is kept, and it is streamed.
+  let root: MetadataRoot | undefined;
+  let read: ReturnType<typeof streamProviders>;
+  try {
+    read = streamProviders(verified.canonical, input.now, (r) => {
+      root = r;
+      if (r.uri !== NS.md || !['EntitiesDescriptor', 'EntityDescriptor'].includes(r.local))
+        return 'the signed element is not md:EntitiesDescriptor (nor md:EntityDescriptor)';
+      const validUntil = r.attributes.validUntil;
+      if (!validUntil) return 'the metadata has no validUntil: an aggregate without an end is refused';
+      const until = Date.parse(validUntil);
+      if (Number.isNaN(until)) return 'the metadata validUntil is not a date';
+      if (until <= input.now.getTime()) return `the metadata expired (validUntil ${validUntil.slice(0, 40)})`;
+      return undefined;
+    });
   } catch (err) {
     return fail((err as Error).message);
   }
-  references.length = 0;
-  if (root.namespaceURI !== NS.md || !['EntitiesDescriptor', 'EntityDescriptor'].includes(root.localName))
-    return fail('the signed element is not md:EntitiesDescriptor (nor md:EntityDescriptor)');
-  const validUntil = root.getAttribute('validUntil');
-  if (!validUntil) return fail('the metadata has no validUntil: an aggregate without an end is refused');
-  const until = Date.parse(validUntil);
-  if (Number.isNaN(until)) return fail('the metadata validUntil is not a date');
-  if (until <= input.now.getTime()) return fail(`the metadata expired (validUntil ${validUntil.slice(0, 40)})`);
-  const cache = root.getAttribute('cacheDuration');
+  if (!read.ok) return read;
+  const { providers, skipped } = read;
+  const until = Date.parse(root!.attributes.validUntil!);
+  const cache = root!.attributes.cacheDuration;
   const cacheDurationSeconds = cache ? durationSeconds(cache) : undefined;
-  const { providers, skipped } = providersOf(root, input.now);
-  const name = root.getAttribute('Name');
+  const name = root!.attributes.Name;
   return {
     ok: true,
     providers,

@@ -140,7 +140,14 @@ export function parseIdpMetadata(xml: string): ParsedMetadata {
  * entities whose own `validUntil` is before `now` are skipped.
  */
 export function providersOf(root: Element, now?: Date): { providers: IdpMetadata[]; skipped: string[] } {
-  const entities = root.localName === 'EntityDescriptor' ? [root] : descendants(root, NS.md, 'EntityDescriptor');
+  return providersAmong(
+    root.localName === 'EntityDescriptor' ? [root] : descendants(root, NS.md, 'EntityDescriptor'),
+    now,
+  );
+}
+
+/** The identity providers among `entities` (md:EntityDescriptor elements), as providersOf. */
+export function providersAmong(entities: Element[], now?: Date): { providers: IdpMetadata[]; skipped: string[] } {
   const providers: IdpMetadata[] = [];
   const skipped: string[] = [];
   for (const entity of entities) {

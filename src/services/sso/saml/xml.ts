@@ -10,13 +10,18 @@ export class XmlRefused extends Error {}
 
 export const DECLARATIONS = /<!(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)/i;
 
-export function parseXmlStrictly(text: string): Document {
+/**
+ * `namespaces` (prefix → URI, '' the default namespace): bindings in scope before the text's first
+ * element, for an element cut out of a larger document where its ancestors declared them.
+ */
+export function parseXmlStrictly(text: string, namespaces?: Record<string, string>): Document {
   if (DECLARATIONS.test(text)) throw new XmlRefused('the XML has a document type declaration (DTD), which is refused');
   const fail = (message: string) => {
     throw new XmlRefused(`the XML is malformed: ${String(message).slice(0, 200)}`);
   };
   const doc = new DOMParser({
     errorHandler: { warning: () => undefined, error: fail, fatalError: fail },
+    ...(namespaces ? { xmlns: { ...namespaces } } : {}),
   }).parseFromString(text, 'text/xml');
   if (!doc?.documentElement) throw new XmlRefused('the XML has no root element');
   return doc as unknown as Document;
