@@ -8,9 +8,8 @@
  * `MATRICULA_TEST_COVERAGE=1 npm test` has every process of the run (the suites' processes and
  * the servers, CLIs and workers they start) write V8's coverage to test-output/coverage/v8/; V8
  * counts as the code runs, which costs the suite about a fifth more CPU (675 → 822 s, 2026-11-26).
- * The report is made once,
- * after the run, by c8 (istanbul's line counts, mapped back to the TypeScript through the source
- * maps tsx gives every file). Counted: every file under src/ that node runs, a file the run never
+ * The report is made once, after the run, by c8 (istanbul's line counts, mapped back to the
+ * TypeScript through the source maps tsx gives every file). Counted: every file under src/ that node runs, a file the run never
  * loaded as 0 %; left out: files of types only (erased, they never run) and the browser's scripts
  * under src/portal/assets/ (they run in Chromium, in test/e2e/). The report lists the
  * least-covered files and the total, and fails below COVERAGE_FLOOR_PERCENT.
