@@ -33,11 +33,12 @@ const CONCURRENCY = Number(process.env.MATRICULA_TEST_CONCURRENCY ?? 2);
 const BUNDLE_SIZE = Number(process.env.MATRICULA_TEST_BUNDLE ?? 8);
 
 /**
- * Folders whose suites mostly wait on other processes (a browser, a spawned server) rather than
- * use the CPU: they start first, so that their waiting overlaps the CPU-bound folders instead of
- * trailing at the end alone.
+ * The order processes start in, longest first, so that the run does not end with one long process
+ * alone on a machine of two cores: the folders whose suites took the most time per process (Groth16
+ * proving, flows end to end, browsers, spawned CLIs and servers; measured 2026-11-26), then the
+ * others by name.
  */
-const FIRST = ['e2e', 'cli', 'app', 'integration'];
+const FIRST = ['proofs', 'integration', 'e2e', 'cli', 'routes', 'webhooks', 'app', 'http', 'domain', 'services'];
 
 /** True when the suite must not share its process (see the header). */
 export function needsOwnProcess(source: string): boolean {

@@ -51,7 +51,7 @@ test('every suite of every folder runs exactly once, bundles within their folder
     entries.filter((entry) => entry.name.startsWith('store-')).map((entry) => entry.files.length),
     [3, 3, 3],
   );
-  // The browser suites wait on Chromium more than they use the CPU: they start first.
+  // The folders whose processes run longest start first (browsers before domain and store).
   assert.equal(entries[0]!.files[0]!.includes('/e2e/'), true);
 });
 
