@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import Fastify from 'fastify';
+import pg from 'pg';
+import { underSchemaLock } from '../support/harness.ts';
 import { listeningPortIn, loopbackServer } from '../support/server.ts';
 import { waitUntil } from '../support/webhooks.ts';
 
@@ -103,3 +105,37 @@ test("listeningPortIn reads the API's port, the last one logged, or the metrics 
   assert.equal(listeningPortIn(log, 'metrics'), 40001);
   assert.equal(listeningPortIn('{"msg":"starting"}'), undefined);
 });
+
+test(
+  'underSchemaLock: a second file waits until the first has created, migrated or dropped',
+  {
+    skip: process.env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL',
+  },
+  async () => {
+    const order: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const firstIn = new Promise<void>((resolve) => (entered = resolve));
+    const first = underSchemaLock(async (client) => {
+      order.push('first in');
+      entered();
+      await held;
+      await client.query('select 1');
+      order.push('first out');
+    });
+    await firstIn;
+    const second = underSchemaLock(async () => {
+      order.push('second in');
+    });
+    // The second asks for the lock while the first holds it: several round trips later it still waits.
+    const probe = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await probe.connect();
+    for (let i = 0; i < 5; i++) await probe.query('select 1');
+    await probe.end();
+    assert.deepEqual(order, ['first in']);
+    release();
+    await Promise.all([first, second]);
+    assert.deepEqual(order, ['first in', 'first out', 'second in']);
+  },
+);

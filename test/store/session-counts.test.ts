@@ -10,7 +10,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Migrator } from 'kysely';
-import pg from 'pg';
 import { TestClock } from '../../src/domain/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { Session } from '../../src/domain/session.ts';
@@ -20,6 +19,7 @@ import { MIGRATIONS } from '../../src/store/migrations/index.ts';
 import { insertSessions } from '../../src/store/sessions.ts';
 import {
   besideOtherFiles,
+  underSchemaLock,
   forEachDialect,
   useHarness,
   type DialectName,
@@ -181,10 +181,7 @@ async function storeMigratedTo(
     store = await openStore(process.env.TEST_DATABASE_URL!, { schema, poolSize: 2 });
     drop = async () => {
       await store.close();
-      const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-      await client.connect();
-      await client.query(`drop schema if exists ${schema} cascade`);
-      await client.end();
+      await underSchemaLock((client) => client.query(`drop schema if exists ${schema} cascade`));
     };
   }
   const migrator = new Migrator({

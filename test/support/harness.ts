@@ -65,8 +65,11 @@ export async function createTestStore(dialect: DialectName): Promise<TestStore> 
     };
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
-  const store = await openStore(PG_URL!, { schema, poolSize: 5 });
-  await migrateBesideOtherFiles(store, schema);
+  const store = await underSchemaLock(async () => {
+    const opened = await openStore(PG_URL!, { schema, poolSize: 5 });
+    await retryingCatalogueRaces(schema, () => migrate(opened));
+    return opened;
+  });
   const url = `${PG_URL}${PG_URL!.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   return {
     store,
@@ -75,30 +78,44 @@ export async function createTestStore(dialect: DialectName): Promise<TestStore> 
     openAnother: () => openStore(PG_URL!, { schema, poolSize: 5 }),
     drop: async () => {
       await store.close();
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      await client.query(`drop schema if exists ${schema} cascade`);
-      await client.end();
+      await underSchemaLock(async (client) => {
+        await client.query(`drop schema if exists ${schema} cascade`);
+      });
     },
   };
 }
 
 /**
- * Test files run two at a time, each in a schema of its own that it drops at the end. Kysely's
- * migrator introspects the tables of every schema, and a schema another file drops at that moment
- * makes the catalogue query fail ('schema "t_…" does not exist', naming the other file's schema).
- * Migrating is idempotent and locked, so that one error is retried; any other is thrown.
+ * Runs `work` while holding a PostgreSQL advisory lock that every test file takes to create,
+ * migrate or drop its schema: DDL of two files at once met in PostgreSQL's catalogue (deadlocks,
+ * a schema dropped under another file's migrator, seen in CI). Migrating takes a fraction of a
+ * second, so files wait little for each other. `work` gets the connection holding the lock.
  */
-async function migrateBesideOtherFiles(store: Store, schema: string): Promise<void> {
-  await besideOtherFiles(schema, () => migrate(store));
+export async function underSchemaLock<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: PG_URL, application_name: 'matricula-test-schema-lock' });
+  await client.connect();
+  try {
+    await client.query(`select pg_advisory_lock(hashtext('matricula test schemas'))`);
+    return await work(client);
+  } finally {
+    await client.end();
+  }
 }
 
 /**
- * Runs `migrating` (any migration of the schema `schema`), again when it failed only because of
- * another test file's schema (above) or as a deadlock's victim: two files' migrations (triggers,
- * their functions) can meet in PostgreSQL's catalogue, and the victim is rolled back whole.
+ * Runs `migrating` (any migration of the schema `schema`) under the schema lock, again when it
+ * failed only because of another test file: Kysely's migrator introspects the tables of every
+ * schema, and a schema dropped at that moment (by a process that does not take the lock, such as
+ * a CLI the test spawns) fails the catalogue query ('schema "t_…" does not exist', naming the other
+ * file's schema); two files' DDL can also meet in the catalogue, and a deadlock's victim is rolled
+ * back whole. Migrating is idempotent and locked, so those are retried; any other error is thrown.
  */
 export async function besideOtherFiles<T>(schema: string, migrating: () => Promise<T>): Promise<T> {
+  if (!schema) return migrating();
+  return underSchemaLock(() => retryingCatalogueRaces(schema, migrating));
+}
+
+async function retryingCatalogueRaces<T>(schema: string, migrating: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await migrating();
