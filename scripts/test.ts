@@ -14,6 +14,7 @@
  *
  *   npm test                          every suite, bundled (node --import tsx scripts/test.ts)
  *   npm test -- test/store/x.test.ts  the files named, each in its own process, as node would
+ *   npm test -- --test-name-pattern=X flags are passed to node's runner
  *
  * Environment: MATRICULA_TEST_COVERAGE=1 has every process write V8's coverage to
  * test-output/coverage/v8/ (scripts/coverage.ts reports it);
@@ -114,6 +115,8 @@ function materialize(entries: Entry[]): string[] {
 }
 
 function main(): void {
+  // Flags go to node's runner as they are (`npm test -- --test-name-pattern=…`); files replace the bundles.
+  const flags = process.argv.slice(2).filter((arg) => arg.startsWith('-'));
   const named = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
   const files = named.length > 0 ? named : materialize(plan(suitesByFolder()));
   const args = [
@@ -123,6 +126,7 @@ function main(): void {
     `--test-concurrency=${CONCURRENCY}`,
     '--test-timeout=900000',
     '--test-reporter=tap',
+    ...flags,
     ...files,
   ];
   const env = { ...process.env };
