@@ -1,23 +1,24 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createOrganizationWithOwner } from '../../src/services/members.ts';
 import { launchBrowser, screenshot, watchPage, type BrowserSession, type PageWatch } from '../support/browser.ts';
-import { forEachDialect, startHarness, type Harness } from '../support/harness.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
 import { loopbackServer } from '../support/server.ts';
 import { buildPresentation, consent, createSession, submit } from '../support/sessions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { waitUntil, workerAttempts, workerFor } from '../support/webhooks.ts';
 
 /**
- * The dashboard end to end in Chromium (issue 28), on both databases: the invited owner joins,
- * signs in with the password and with a passkey (a virtual WebAuthn authenticator through the
- * DevTools protocol), creates an application and a key (shown once), adds an endpoint, sees the
- * delivery of a completed sandbox session with its attempt, retries it, and redacts the session.
- * Each page: axe-core finds no serious or critical violation, no horizontal overflow at 390 px, no
- * console error; screenshots at 1280 and 390 px under test-output/screenshots.
+ * The dashboard end to end in Chromium (issue 28): the invited owner joins, signs in with the
+ * password and with a passkey (a virtual WebAuthn authenticator through the DevTools protocol),
+ * creates an application and a key (shown once), adds an endpoint, sees the delivery of a completed
+ * sandbox session with its attempt, retries it, and redacts the session. Each page: axe-core finds
+ * no serious or critical violation, no horizontal overflow at 390 px, no console error; screenshots
+ * at 1280 and 390 px under test-output/screenshots. SQLite only: the storage behind these pages is
+ * tested on both databases by test/services/dashboard-services.test.ts and test/dashboard/.
  */
 const WAIT = { timeout: 20_000 };
 const PASSWORD = 'correct horse battery staple';
@@ -25,7 +26,8 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 const WIDE = { width: 1280, height: 900 };
 const NARROW = { width: 390, height: 844 };
 
-forEachDialect('dashboard in Chromium', (dialect) => {
+describe('dashboard in Chromium', () => {
+  const dialect = 'sqlite';
   let h: Harness;
   let origin: string;
   let browser: BrowserSession;

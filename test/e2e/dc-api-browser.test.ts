@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import type { CDPSession, Page } from 'playwright-core';
-import { forEachDialect } from '../support/harness.ts';
 import {
   DESKTOP,
   launchBrowser,
@@ -23,8 +22,9 @@ import type { PresentOptions } from '../support/openid4vp-holder.ts';
  * "Use a wallet on this device": the portal page in Chromium asks a wallet through the Digital
  * Credentials API, and Chromium's virtual wallet (DevTools protocol,
  * `DigitalCredentials.setVirtualWalletBehavior`) answers for it: with a response the independent
- * holder built (test/support/dc-api-holder.ts), a refusal, or nothing yet. On both databases: the
- * answer goes through the session's storage like any other.
+ * holder built (test/support/dc-api-holder.ts), a refusal, or nothing yet. SQLite only: the answer
+ * goes through the session's storage like any other, which test/integration/openid4vp-dc-api.test.ts
+ * covers on both databases.
  */
 
 const WAIT = { timeout: 15_000 };
@@ -33,7 +33,8 @@ const PROOF_WAIT = { timeout: 60_000 };
 const PHONE = { width: 390, height: 844 };
 const TEXT_SELECTORS = 'h1, h2, p, li, a, button, label, .badge, #countdown';
 
-forEachDialect('the portal page and the Digital Credentials API in Chromium', (dialect) => {
+describe('the portal page and the Digital Credentials API in Chromium', () => {
+  const dialect = 'sqlite';
   let server: PortalServer;
   let browser: BrowserSession;
   let anchors: string[];
