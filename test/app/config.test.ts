@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig } from '../../src/config.ts';
 import { parseServerArgs, ServerArgsError, serverVersion } from '../../src/server-args.ts';
+import { serviceArgs } from '../support/service-process.ts';
 
 test('defaults follow README.md (Configuration)', () => {
   const config = loadConfig({});
@@ -99,7 +100,7 @@ test('a bad value names its variable', () => {
 });
 
 test('the server stops at start with one clear line for a bad value', () => {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const result = spawnSync(process.execPath, serviceArgs(), {
     env: { ...process.env, PORT: 'abc' },
     encoding: 'utf8',
   });

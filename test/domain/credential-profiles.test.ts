@@ -10,6 +10,7 @@ import { esiHomeOrganisation, validateProfile } from '../../src/domain/credentia
 import { deriveClaims } from '../../src/proofs/profile-claims.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import type { TrustedIssuer } from '../../src/domain/credentials.ts';
+import { serviceArgs } from '../support/service-process.ts';
 
 /** The profile model, pure: validation that names the field, the built-ins, and the derivation of catalogue claims. */
 
@@ -182,7 +183,7 @@ describe('CREDENTIAL_PROFILES_FILE', () => {
     withFile(JSON.stringify({ profiles: [broken] }), (path) => {
       const dir = mkdtempSync(join(tmpdir(), 'matricula-profiles-start-'));
       try {
-        const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        const res = spawnSync(process.execPath, serviceArgs(), {
           cwd: fileURLToPath(new URL('../../', import.meta.url)),
           encoding: 'utf8',
           timeout: 60_000,

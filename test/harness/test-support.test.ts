@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { underSchemaLock } from '../support/harness.ts';
 import { listeningPortIn, loopbackServer } from '../support/server.ts';
+import { assertBuildCurrent } from '../support/service-process.ts';
 import { waitUntil } from '../support/webhooks.ts';
 
 /** The shared test helpers themselves: a helper that hangs or races fails every suite that uses it. */
@@ -139,3 +143,22 @@ test(
     assert.deepEqual(order, ['first in', 'first out', 'second in']);
   },
 );
+
+test('the compiled build is refused when it is missing or older than a file of src/', () => {
+  const root = mkdtempSync(join(tmpdir(), 'matricula-build-current-'));
+  try {
+    mkdirSync(join(root, 'src', 'deep'), { recursive: true });
+    writeFileSync(join(root, 'src', 'deep', 'x.ts'), '');
+    assert.throws(() => assertBuildCurrent(root), /dist\/main\.js is missing: run npm run build/);
+    mkdirSync(join(root, 'dist'));
+    writeFileSync(join(root, 'dist', 'main.js'), '');
+    const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds));
+    utimesSync(join(root, 'dist', 'main.js'), at(10), at(10));
+    utimesSync(join(root, 'src', 'deep', 'x.ts'), at(5), at(5));
+    assert.doesNotThrow(() => assertBuildCurrent(root));
+    utimesSync(join(root, 'src', 'deep', 'x.ts'), at(11), at(11));
+    assert.throws(() => assertBuildCurrent(root), /src\/deep\/x\.ts changed after dist\/ was built/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -8,6 +8,7 @@ import { systemClock, TestClock } from '../../src/domain/clock.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
 import { createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
 import { listeningApp, listeningPortIn } from '../support/server.ts';
+import { serviceArgs } from '../support/service-process.ts';
 
 /**
  * The revocation guarantee under load: clients keep requests in flight against two processes over
@@ -34,7 +35,7 @@ interface Outcome {
 /** `src/main.ts --role api` over the same database, resolved once it logged that it listens. */
 async function spawnApiProcess(databaseUrl: string): Promise<{ child: ChildProcess; baseUrl: string }> {
   // PORT=0: the kernel picks the port, read back from the log (nothing here depends on BASE_URL).
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'api'], {
+  const child = spawn(process.execPath, serviceArgs('--role', 'api'), {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
 import { listeningPortIn } from '../support/server.ts';
+import { serviceArgs } from '../support/service-process.ts';
 
 /**
  * Issue 10, SIGTERM in the `all` role reset in-flight connections. A real process
@@ -64,7 +65,7 @@ forEachDialect('Graceful stop', (dialect) => {
     { timeout: 90_000 },
     async () => {
       // PORT=0: the kernel picks the port, read back from the log once it listens.
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const child = spawn(process.execPath, serviceArgs(), {
         cwd: ROOT,
         env: {
           ...process.env,

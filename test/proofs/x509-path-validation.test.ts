@@ -29,6 +29,7 @@ import {
   UniversityServer,
   type IssuerKey,
 } from '../support/university.ts';
+import { serviceArgs } from '../support/service-process.ts';
 
 /**
  * RFC 5280 path validation of every chain the service relies on (issue 24, item 5): credentials'
@@ -574,7 +575,7 @@ describe('X.509 path validation (validator)', () => {
       const liveRoot = await cert({ name: 'Live Root', key: await ecKey(), ca: true, ...today });
       const liveSha1 = await leaf(liveRoot, { key: leafKey, dns: ['verify.example.com'], hash: 'SHA-1', ...today });
       await assert.rejects(signerAt([liveSha1, liveRoot]), /ecdsa-with-SHA1/); // writes the files
-      const started = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const started = spawnSync(process.execPath, serviceArgs(), {
         env: {
           ...process.env,
           DATABASE_URL: `sqlite:${join(dir, 'matricula.sqlite')}`,

@@ -2,10 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { listeningPortIn } from './server.ts';
+import { serviceArgs } from './service-process.ts';
 
 /**
- * A real worker process, `node --import tsx src/main.ts --role worker`, as an operator runs it.
- * The worker role does not listen on any port, so several can run side by side.
+ * A real worker process, `src/main.ts --role worker` as an operator runs it (tsx, or the compiled
+ * build: see service-process.ts). The worker role does not listen on any port, so several can run side by side.
  */
 export interface WorkerProcess {
   child: ChildProcess;
@@ -38,7 +39,7 @@ export function spawnService(
   role: 'worker' | 'api' | 'all' = 'worker',
 ): WorkerProcess {
   const readyLine = role === 'worker' ? 'Matricula worker is running' : 'Matricula is listening';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', role], {
+  const child = spawn(process.execPath, serviceArgs('--role', role), {
     cwd: ROOT,
     env: {
       ...process.env,
