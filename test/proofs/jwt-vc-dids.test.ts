@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { TestClock } from '../../src/domain/clock.ts';
 import { didDocumentKeys, didJwkKey, didWebUrl } from '../../src/proofs/jwt-vc/dids.ts';
 import { validateIssuerInput } from '../../src/proofs/issuer-definitions.ts';
@@ -63,36 +63,38 @@ test('an issuer entry may name a did:web; other DID methods are refused with the
   assert.match(ebsi.problems.join(), /metadataIssuer: a DID must be a did:web/);
 });
 
-let server: UniversityServer;
-before(async () => {
-  server = await new UniversityServer().start();
-});
-after(() => server.close());
-
-const publications = (allowPrivateTargets: boolean) =>
-  new CachingIssuerPublications({
-    clock: new TestClock(),
-    dispatcher: createGuardedDispatcher({ allowPrivateTargets }),
-    allowPrivateTargets,
-    timeoutMs: 2000,
-    maxBytes: 64 * 1024,
-    metadataCacheMinSeconds: 300,
-    metadataCacheMaxSeconds: 86_400,
-    statusListCacheMaxSeconds: 300,
-    statusListPolicy: 'fail_closed',
+describe('did:web DID documents fetched from a server', () => {
+  let server: UniversityServer;
+  before(async () => {
+    server = await new UniversityServer().start();
   });
+  after(() => server.close());
 
-test('a did:web DID document is fetched through the SSRF guard: a loopback one only when private targets are allowed', async () => {
-  const key = await newIssuerKey();
-  const did = `did:web:${encodeURIComponent(new URL(server.url).host)}`;
-  server.json('/.well-known/did.json', {
-    id: did,
-    verificationMethod: [{ id: `${did}#k`, type: 'JsonWebKey2020', controller: did, publicKeyJwk: key.publicJwk }],
+  const publications = (allowPrivateTargets: boolean) =>
+    new CachingIssuerPublications({
+      clock: new TestClock(),
+      dispatcher: createGuardedDispatcher({ allowPrivateTargets }),
+      allowPrivateTargets,
+      timeoutMs: 2000,
+      maxBytes: 64 * 1024,
+      metadataCacheMinSeconds: 300,
+      metadataCacheMaxSeconds: 86_400,
+      statusListCacheMaxSeconds: 300,
+      statusListPolicy: 'fail_closed',
+    });
+
+  test('a did:web DID document is fetched through the SSRF guard: a loopback one only when private targets are allowed', async () => {
+    const key = await newIssuerKey();
+    const did = `did:web:${encodeURIComponent(new URL(server.url).host)}`;
+    server.json('/.well-known/did.json', {
+      id: did,
+      verificationMethod: [{ id: `${did}#k`, type: 'JsonWebKey2020', controller: did, publicKeyJwk: key.publicJwk }],
+    });
+    const guarded = await publications(false).metadataKeys(did);
+    assert.equal(guarded.ok, false);
+    assert.equal(server.count('/.well-known/did.json'), 0, 'nothing reached the loopback server');
+    const allowed = await publications(true).metadataKeys(did);
+    assert.ok(allowed.ok, JSON.stringify(allowed));
+    assert.deepEqual(allowed.value, [{ ...key.publicJwk, kid: `${did}#k` }]);
   });
-  const guarded = await publications(false).metadataKeys(did);
-  assert.equal(guarded.ok, false);
-  assert.equal(server.count('/.well-known/did.json'), 0, 'nothing reached the loopback server');
-  const allowed = await publications(true).metadataKeys(did);
-  assert.ok(allowed.ok, JSON.stringify(allowed));
-  assert.deepEqual(allowed.value, [{ ...key.publicJwk, kid: `${did}#k` }]);
 });

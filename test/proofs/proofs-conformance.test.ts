@@ -186,122 +186,124 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-const keyDir = mkdtempSync(join(tmpdir(), 'matricula-conformance-'));
-const liveKeyPath = writeCeremonyVerificationKey(keyDir);
-// Groth16 presentations are verified on mcl-wasm (the service's) and @noble/curves (the reference)
-// alike, and by snarkjs whenever the pairing decides: every case below is a cross-check too.
-const crossChecked = {
-  liveEnabled: crossCheckedGroth16Verifier({ liveVerificationKeyPath: liveKeyPath }),
-  defaults: crossCheckedGroth16Verifier(),
-};
-// BBS proofs likewise: mcl-wasm (the service's) and @digitalbazaar/bbs-signatures must agree on each.
-const bbsCrossChecked = { liveEnabled: crossCheckedBbsVerifier(), defaults: crossCheckedBbsVerifier() };
-const fixtures: Fixtures = {
-  liveEnabled: {
-    ...createVerifiers({ groth16LiveVerificationKeyPath: liveKeyPath }),
-    groth16: crossChecked.liveEnabled,
-    bbs: bbsCrossChecked.liveEnabled,
-  },
-  defaults: { ...createVerifiers(), groth16: crossChecked.defaults, bbs: bbsCrossChecked.defaults },
-};
-after(async () => {
-  await releaseSnarkjsCurve();
-  rmSync(keyDir, { recursive: true, force: true });
-});
-
-test('the table names a reason for every fault and every format', () => {
-  assert.deepEqual(Object.keys(EXPECTED).sort(), Object.keys(FAULTS).sort());
-  for (const [fault, reasons] of Object.entries(EXPECTED))
-    assert.deepEqual(Object.keys(reasons).sort(), [...BUILT_FORMATS].sort(), fault);
-});
-
-for (const format of BUILT_FORMATS) {
-  describe(`format ${format}`, () => {
-    const builder = BUILDERS[format];
-    const verifier = fixtures.liveEnabled[format];
-    const present = (student: Partial<SandboxStudent> = {}) => {
-      const ctx = context();
-      return builder.present(
-        { ...STUDENT, ...student },
-        { nonce: ctx.nonce, audience: ctx.audience, now: ctx.now, disclose: ctx.requiredClaims },
-      );
-    };
-    // Built once (a groth16 proof takes seconds), one after another (snarkjs proves one at a time).
-    let presentations: Presentations;
-    before(async () => {
-      const valid = await present();
-      const second = await present();
-      const inactive = await present({ active: false });
-      const expired = await present({ validUntil: '2026-11-20T00:00:00.000Z' });
-      presentations = deepFreeze({ valid, second, inactive, expired });
-    });
-
-    test('a valid presentation verifies against the registry and qualifies', async () => {
-      const check = await verifier.verify(presentations.valid, context(), registryOf(ISSUERS));
-      assert.ok(check.ok, JSON.stringify(check));
-      assert.equal(check.presentation.format, format);
-      assert.equal(check.presentation.issuer.id, STATE.id);
-      assert.equal(check.presentation.issuer.domain, STATE.domain);
-      assert.equal(check.presentation.claims.is_active_student, true);
-      assert.deepEqual(qualify(check.presentation, context().requiredClaims, NOW), { verified: true });
-      assert.equal(
-        outcome(await fixtures.defaults[format].verify(presentations.valid, context(), registryOf(ISSUERS))),
-        'verified',
-        'sandbox does not need a live key',
-      );
-    });
-
-    for (const [fault, { title, check }] of Object.entries(FAULTS) as Array<[Fault, (typeof FAULTS)[Fault]]>) {
-      const expected = EXPECTED[fault][format];
-      test(`${title}: ${expected}`, async () => {
-        const result = await check(format, fixtures, presentations);
-        assert.equal(outcome(result), expected, JSON.stringify(result));
-        if (!result.ok) assert.ok(result.message.length > 0, 'a rejection says why');
-      });
-    }
-
-    test('expired and inactive credentials verify but do not qualify', async () => {
-      const inactive = await verifier.verify(presentations.inactive, context(), registryOf(ISSUERS));
-      assert.ok(inactive.ok, JSON.stringify(inactive));
-      assert.deepEqual(qualify(inactive.presentation, context().requiredClaims, NOW), {
-        verified: false,
-        failureReason: 'student_inactive',
-        message: 'The credential does not show an active student.',
-      });
-      const expired = await verifier.verify(presentations.expired, context(), registryOf(ISSUERS));
-      assert.ok(expired.ok, JSON.stringify(expired));
-      const judged = qualify(expired.presentation, context().requiredClaims, NOW);
-      assert.equal(judged.verified, false);
-      assert.equal(!judged.verified && judged.failureReason, 'credential_expired');
-    });
-
-    test('two presentations of one credential are different, and both verify', async () => {
-      assert.notEqual(JSON.stringify(presentations.second), JSON.stringify(presentations.valid));
-      assert.equal(outcome(await verifier.verify(presentations.second, context(), registryOf(ISSUERS))), 'verified');
-    });
-
-    test('garbage is malformed_presentation, never a throw', async () => {
-      for (const junk of [null, undefined, 42, 'x', '', [], {}, { proof: 'x' }, [presentations.valid]]) {
-        const check = await verifier.verify(junk, context(), registryOf(ISSUERS));
-        assert.equal(outcome(check), 'malformed_presentation', `${JSON.stringify(junk)}: ${JSON.stringify(check)}`);
-      }
-    });
+describe('conformance of every built credential format', () => {
+  const keyDir = mkdtempSync(join(tmpdir(), 'matricula-conformance-'));
+  const liveKeyPath = writeCeremonyVerificationKey(keyDir);
+  // Groth16 presentations are verified on mcl-wasm (the service's) and @noble/curves (the reference)
+  // alike, and by snarkjs whenever the pairing decides: every case below is a cross-check too.
+  const crossChecked = {
+    liveEnabled: crossCheckedGroth16Verifier({ liveVerificationKeyPath: liveKeyPath }),
+    defaults: crossCheckedGroth16Verifier(),
+  };
+  // BBS proofs likewise: mcl-wasm (the service's) and @digitalbazaar/bbs-signatures must agree on each.
+  const bbsCrossChecked = { liveEnabled: crossCheckedBbsVerifier(), defaults: crossCheckedBbsVerifier() };
+  const fixtures: Fixtures = {
+    liveEnabled: {
+      ...createVerifiers({ groth16LiveVerificationKeyPath: liveKeyPath }),
+      groth16: crossChecked.liveEnabled,
+      bbs: bbsCrossChecked.liveEnabled,
+    },
+    defaults: { ...createVerifiers(), groth16: crossChecked.defaults, bbs: bbsCrossChecked.defaults },
+  };
+  after(async () => {
+    await releaseSnarkjsCurve();
+    rmSync(keyDir, { recursive: true, force: true });
   });
-}
 
-test('groth16: every presentation above was verified by mcl-wasm and @noble/curves, and by snarkjs where the pairing decided', () => {
-  const { liveEnabled, defaults } = crossChecked;
-  assert.ok(liveEnabled.counts.compared + defaults.counts.compared >= 20, JSON.stringify(crossChecked));
-  // Valid, second, inactive and expired verify; otherNonce, otherAudience, tamperedValue and otherIssuersKey are refused by the equation.
-  assert.ok(liveEnabled.counts.snarkjs + defaults.counts.snarkjs >= 9, JSON.stringify(crossChecked));
-});
+  test('the table names a reason for every fault and every format', () => {
+    assert.deepEqual(Object.keys(EXPECTED).sort(), Object.keys(FAULTS).sort());
+    for (const [fault, reasons] of Object.entries(EXPECTED))
+      assert.deepEqual(Object.keys(reasons).sort(), [...BUILT_FORMATS].sort(), fault);
+  });
 
-test('bbs: every proof above was checked by mcl-wasm and @digitalbazaar/bbs-signatures, which agreed', () => {
-  const { liveEnabled, defaults } = bbsCrossChecked;
-  assert.ok(liveEnabled.counts.compared + defaults.counts.compared >= 9, JSON.stringify(bbsCrossChecked));
-  // Valid, second, inactive and expired hold; otherNonce, otherAudience, tamperedValue and otherIssuersKey do not.
-  assert.ok(liveEnabled.counts.held + defaults.counts.held >= 5, JSON.stringify(bbsCrossChecked));
-  assert.ok(
-    liveEnabled.counts.compared + defaults.counts.compared - liveEnabled.counts.held - defaults.counts.held >= 4,
-  );
+  for (const format of BUILT_FORMATS) {
+    describe(`format ${format}`, () => {
+      const builder = BUILDERS[format];
+      const verifier = fixtures.liveEnabled[format];
+      const present = (student: Partial<SandboxStudent> = {}) => {
+        const ctx = context();
+        return builder.present(
+          { ...STUDENT, ...student },
+          { nonce: ctx.nonce, audience: ctx.audience, now: ctx.now, disclose: ctx.requiredClaims },
+        );
+      };
+      // Built once (a groth16 proof takes seconds), one after another (snarkjs proves one at a time).
+      let presentations: Presentations;
+      before(async () => {
+        const valid = await present();
+        const second = await present();
+        const inactive = await present({ active: false });
+        const expired = await present({ validUntil: '2026-11-20T00:00:00.000Z' });
+        presentations = deepFreeze({ valid, second, inactive, expired });
+      });
+
+      test('a valid presentation verifies against the registry and qualifies', async () => {
+        const check = await verifier.verify(presentations.valid, context(), registryOf(ISSUERS));
+        assert.ok(check.ok, JSON.stringify(check));
+        assert.equal(check.presentation.format, format);
+        assert.equal(check.presentation.issuer.id, STATE.id);
+        assert.equal(check.presentation.issuer.domain, STATE.domain);
+        assert.equal(check.presentation.claims.is_active_student, true);
+        assert.deepEqual(qualify(check.presentation, context().requiredClaims, NOW), { verified: true });
+        assert.equal(
+          outcome(await fixtures.defaults[format].verify(presentations.valid, context(), registryOf(ISSUERS))),
+          'verified',
+          'sandbox does not need a live key',
+        );
+      });
+
+      for (const [fault, { title, check }] of Object.entries(FAULTS) as Array<[Fault, (typeof FAULTS)[Fault]]>) {
+        const expected = EXPECTED[fault][format];
+        test(`${title}: ${expected}`, async () => {
+          const result = await check(format, fixtures, presentations);
+          assert.equal(outcome(result), expected, JSON.stringify(result));
+          if (!result.ok) assert.ok(result.message.length > 0, 'a rejection says why');
+        });
+      }
+
+      test('expired and inactive credentials verify but do not qualify', async () => {
+        const inactive = await verifier.verify(presentations.inactive, context(), registryOf(ISSUERS));
+        assert.ok(inactive.ok, JSON.stringify(inactive));
+        assert.deepEqual(qualify(inactive.presentation, context().requiredClaims, NOW), {
+          verified: false,
+          failureReason: 'student_inactive',
+          message: 'The credential does not show an active student.',
+        });
+        const expired = await verifier.verify(presentations.expired, context(), registryOf(ISSUERS));
+        assert.ok(expired.ok, JSON.stringify(expired));
+        const judged = qualify(expired.presentation, context().requiredClaims, NOW);
+        assert.equal(judged.verified, false);
+        assert.equal(!judged.verified && judged.failureReason, 'credential_expired');
+      });
+
+      test('two presentations of one credential are different, and both verify', async () => {
+        assert.notEqual(JSON.stringify(presentations.second), JSON.stringify(presentations.valid));
+        assert.equal(outcome(await verifier.verify(presentations.second, context(), registryOf(ISSUERS))), 'verified');
+      });
+
+      test('garbage is malformed_presentation, never a throw', async () => {
+        for (const junk of [null, undefined, 42, 'x', '', [], {}, { proof: 'x' }, [presentations.valid]]) {
+          const check = await verifier.verify(junk, context(), registryOf(ISSUERS));
+          assert.equal(outcome(check), 'malformed_presentation', `${JSON.stringify(junk)}: ${JSON.stringify(check)}`);
+        }
+      });
+    });
+  }
+
+  test('groth16: every presentation above was verified by mcl-wasm and @noble/curves, and by snarkjs where the pairing decided', () => {
+    const { liveEnabled, defaults } = crossChecked;
+    assert.ok(liveEnabled.counts.compared + defaults.counts.compared >= 20, JSON.stringify(crossChecked));
+    // Valid, second, inactive and expired verify; otherNonce, otherAudience, tamperedValue and otherIssuersKey are refused by the equation.
+    assert.ok(liveEnabled.counts.snarkjs + defaults.counts.snarkjs >= 9, JSON.stringify(crossChecked));
+  });
+
+  test('bbs: every proof above was checked by mcl-wasm and @digitalbazaar/bbs-signatures, which agreed', () => {
+    const { liveEnabled, defaults } = bbsCrossChecked;
+    assert.ok(liveEnabled.counts.compared + defaults.counts.compared >= 9, JSON.stringify(bbsCrossChecked));
+    // Valid, second, inactive and expired hold; otherNonce, otherAudience, tamperedValue and otherIssuersKey do not.
+    assert.ok(liveEnabled.counts.held + defaults.counts.held >= 5, JSON.stringify(bbsCrossChecked));
+    assert.ok(
+      liveEnabled.counts.compared + defaults.counts.compared - liveEnabled.counts.held - defaults.counts.held >= 4,
+    );
+  });
 });

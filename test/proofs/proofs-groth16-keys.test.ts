@@ -32,7 +32,6 @@ const SETUP_KEY = new URL('../fixtures/groth16-setup-before-contribution.vk.json
 const ROOT = new URL('../..', import.meta.url).pathname;
 
 const dir = mkdtempSync(join(tmpdir(), 'matricula-vk-keys-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
 
 type G1 = ReturnType<typeof bn254.G1.ProjectivePoint.fromAffine>;
 type G2 = ReturnType<typeof bn254.G2.ProjectivePoint.fromAffine>;
@@ -99,6 +98,8 @@ function forge(vk: Groth16VerificationKey, signals: bigint[]): Groth16Proof {
 const ANY_SIGNALS = [1n, 1n, 0n, 11n, 13n, 17n, 19n, 1795255200n, 0n];
 
 describe('groth16 live verification key (Finding 1)', () => {
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
   test('Finding 1: the fixture is what snarkjs groth16 setup writes: γ = δ = the G2 generator', () => {
     const vk = decodeVerificationKey(readJson(SETUP_KEY));
     assert.ok(vk.gamma.equals(bn254.G2.ProjectivePoint.BASE));

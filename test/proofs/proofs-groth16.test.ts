@@ -1,3 +1,6 @@
+// test: own process: its last test initializes mcl-wasm again, which replaces the process's one
+// instance: a Groth16 key that another suite of a shared process prepared before it (verifiers keep
+// theirs, src/proofs/worker/tasks.ts one per key file) would refuse to verify after it.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';

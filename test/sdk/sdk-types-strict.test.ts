@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 
 /**
  * The SDK's generated types (packages/sdk/src/openapi.ts, from /openapi.json) are precise enough
@@ -14,9 +14,6 @@ import { after, test } from 'node:test';
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'matricula-sdk-strict-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
-
 const PROGRAM = `
 import { Matricula, MatriculaError, type components, type operations, type webhooks, type Session, type SessionResult, type VerificationResult } from '${ROOT}packages/sdk/src/index.js';
 
@@ -86,28 +83,33 @@ export const headers: Pick<Delivered, 'webhook-id' | 'webhook-timestamp' | 'webh
 };
 `;
 
-test('a strict TypeScript program compiles against the generated SDK types', () => {
-  writeFileSync(join(dir, 'program.ts'), PROGRAM);
-  const tsc = spawnSync(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules/typescript/bin/tsc'),
-      '--strict',
-      '--noEmit',
-      '--module',
-      'nodenext',
-      '--moduleResolution',
-      'nodenext',
-      '--target',
-      'es2022',
-      '--skipLibCheck',
-      '--types',
-      'node',
-      '--typeRoots',
-      join(ROOT, 'node_modules/@types'),
-      join(dir, 'program.ts'),
-    ],
-    { encoding: 'utf8', timeout: 120_000 },
-  );
-  assert.equal(tsc.status, 0, `tsc --strict failed:\n${tsc.stdout}${tsc.stderr}`);
+describe('the generated SDK types', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'matricula-sdk-strict-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('a strict TypeScript program compiles against the generated SDK types', () => {
+    writeFileSync(join(dir, 'program.ts'), PROGRAM);
+    const tsc = spawnSync(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/typescript/bin/tsc'),
+        '--strict',
+        '--noEmit',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        '--skipLibCheck',
+        '--types',
+        'node',
+        '--typeRoots',
+        join(ROOT, 'node_modules/@types'),
+        join(dir, 'program.ts'),
+      ],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    assert.equal(tsc.status, 0, `tsc --strict failed:\n${tsc.stdout}${tsc.stderr}`);
+  });
 });
