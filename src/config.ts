@@ -3,19 +3,26 @@
  * variable. Everything else receives the parsed {@link Config}; nothing reads process.env.
  */
 import { availableParallelism } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule, RetryScheduleError } from './domain/backoff.ts';
-import {
-  DEFAULT_ALLOWED_EKUS,
-  EXTENDED_KEY_USAGES,
-  STATUS_LIST_POLICIES,
-  type StatusListPolicy,
-} from './domain/credentials.ts';
 import { DEFAULT_RESULT_RETENTION_DAYS } from './domain/redaction.ts';
 import { loadLiveVerificationKey, VerificationKeyError } from './proofs/groth16/verification-key.ts';
 import { parseServerArgs, ServerArgsError } from './server-args.ts';
 import type { CredentialProfile } from './domain/credential-profiles.ts';
 import { readProfilesFile } from './profiles-file.ts';
+import {
+  jobsConfig,
+  openid4vpConfig,
+  trustConfig,
+  universityLoginConfig,
+  type JobsConfig,
+  type Openid4vpConfig,
+  type TrustConfig,
+  type UniversityLoginConfig,
+} from './config/sections.ts';
+import { boolean, ConfigError, httpUrl, integer, oneOf, operatorToken, origins, type Env } from './config/values.ts';
+
+export { ConfigError } from './config/values.ts';
+export type { JobsConfig, Openid4vpConfig, TrustConfig, UniversityLoginConfig } from './config/sections.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -134,108 +141,10 @@ export interface RateLimits {
   sessionPerMinute: number;
 }
 
-export interface JobsConfig {
-  /** JOB_SESSION_EXPIRY_SECONDS: expiring sessions past their deadline (default 5). */
-  sessionExpirySeconds: number;
-  /** JOB_EXPIRED_ROWS_PURGE_SECONDS: purging old idempotent responses and spent nonces (default 600). */
-  expiredRowsPurgeSeconds: number;
-  /** JOB_RESULT_RETENTION_SECONDS: applying RESULT_RETENTION_DAYS (default 60). */
-  resultRetentionSeconds: number;
-  /** JOB_EVENT_RETENTION_SECONDS: applying EVENT_RETENTION_DAYS (default 60). */
-  eventRetentionSeconds: number;
-  /** JOB_FEDERATION_REFRESH_SECONDS: looking for federation aggregates due for a refresh (default 300). */
-  federationRefreshSeconds: number;
-}
-
-export interface TrustConfig {
-  /** STATUS_LIST_POLICY: when a credential's revocation status cannot be determined, refuse (default) or warn. */
-  statusListPolicy: StatusListPolicy;
-  /** ISSUER_METADATA_CACHE_MIN_SECONDS / _MAX_SECONDS: bounds on how long issuer metadata is cached. */
-  metadataCacheMinSeconds: number;
-  metadataCacheMaxSeconds: number;
-  /** STATUS_LIST_CACHE_MAX_SECONDS: a status list is cached per its ttl/exp, never longer than this. */
-  statusListCacheMaxSeconds: number;
-  /** ISSUER_FETCH_TIMEOUT_MS: budget of one fetch of metadata, JWKS or status list. */
-  fetchTimeoutMs: number;
-  /** ISSUER_FETCH_MAX_BYTES: largest metadata, JWKS or status list accepted. */
-  fetchMaxBytes: number;
-  /**
-   * X509_ALLOWED_EKUS: the extended key usages (OIDs) an `x5c` leaf that states the extension must
-   * have one of to sign credentials and status lists; empty (`none`) refuses every leaf that states one.
-   */
-  x509AllowedEkus: readonly string[];
-}
-
-/** OpenID for Verifiable Presentations 1.0: how sessions are offered to standard wallets. */
-export interface Openid4vpConfig {
-  /** URI scheme of `openid4vpUri` (`openid4vp`; EU wallets also register `haip-vp`, `eudi-openid4vp`). */
-  scheme: string;
-  /**
-   * `x509_hash` (HAIP 1.0): signed requests (JAR) by reference, the client id is the SHA-256 of the
-   * request certificate. `x509_san_dns`: the same, the client id is the certificate's SAN, the
-   * BASE_URL host. `redirect_uri`: unsigned requests by value, for local development.
-   */
-  clientIdPrefix: 'x509_hash' | 'x509_san_dns' | 'redirect_uri';
-  /** `direct_post.jwt` (the response encrypted to a key of the session) or `direct_post`. */
-  responseMode: 'direct_post.jwt' | 'direct_post';
-  /** SD-JWT VC `vct` values the DCQL query asks for and the verifier accepts. */
-  acceptedVct: readonly string[];
-  /** The operator's request-signing key (PKCS#8 PEM, P-256) and certificate chain (PEM, leaf first); both or neither. */
-  signingKeyPem?: string;
-  certificateChainPem?: string;
-}
-
-export interface UniversityLoginConfig {
-  /** SAML_SP_KEY_FILE / SAML_SP_CERTIFICATE_FILE (RSA, PEM): both or neither; else a generated sandbox pair. */
-  spKeyPem?: string;
-  spCertificatePem?: string;
-  /** SAML_MAX_RESPONSE_BYTES: the largest SAML response accepted (default 256 KiB). */
-  samlMaxResponseBytes: number;
-  /** IDP_SECRETS_KEY: 32 bytes (base64 or hex) sealing OpenID Connect client secrets at rest. */
-  secretsKey?: Buffer;
-  /** SAML_SP_DISPLAY_NAME: the MDUI display name of the SP metadata (default Matricula). */
-  spDisplayName: string;
-  /** FEDERATION_METADATA_MAX_BYTES: the largest federation aggregate accepted (default 64 MiB). */
-  federationMaxBytes: number;
-  /** FEDERATION_FETCH_TIMEOUT_MS: budget of one fetch of a federation aggregate (default 60 s). */
-  federationFetchTimeoutMs: number;
-  /** FEDERATION_REFRESH_MAX_SECONDS: refresh an aggregate at least this often, whatever its cacheDuration (default 6 h). */
-  federationRefreshMaxSeconds: number;
-}
-
-export class ConfigError extends Error {
-  constructor(variable: string, problem: string) {
-    super(`Invalid configuration: ${variable} ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
-
 export const DEFAULT_RETRY_SCHEDULE = DEFAULT_RETRY_SCHEDULE_SECONDS;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const ROLES = ['api', 'worker', 'all'] as const;
 const LOG_FORMATS = ['json', 'pretty'] as const;
-
-type Env = Record<string, string | undefined>;
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim()))
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
-  const value = Number(raw.trim());
-  if (value < min || value > max)
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
-  return value;
-}
-
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = raw.trim().toLowerCase();
-  if (['true', '1', 'yes'].includes(value)) return true;
-  if (['false', '0', 'no'].includes(value)) return false;
-  throw new ConfigError(name, `must be true or false (got "${raw}")`);
-}
 
 /**
  * OUTBOUND_ALLOW_PRIVATE_TARGETS, or its older name WEBHOOK_ALLOW_PRIVATE_TARGETS (the guard served
@@ -253,63 +162,6 @@ function outboundAllowPrivateTargets(env: Env): boolean {
       `is ${current} but its older name WEBHOOK_ALLOW_PRIVATE_TARGETS is ${alias}; set only OUTBOUND_ALLOW_PRIVATE_TARGETS`,
     );
   return setCurrent ? current : alias;
-}
-
-function jobsConfig(env: Env): JobsConfig {
-  return {
-    sessionExpirySeconds: integer(env, 'JOB_SESSION_EXPIRY_SECONDS', 5, 1, 3600),
-    expiredRowsPurgeSeconds: integer(env, 'JOB_EXPIRED_ROWS_PURGE_SECONDS', 600, 10, 86_400),
-    resultRetentionSeconds: integer(env, 'JOB_RESULT_RETENTION_SECONDS', 60, 10, 86_400),
-    eventRetentionSeconds: integer(env, 'JOB_EVENT_RETENTION_SECONDS', 60, 10, 86_400),
-    federationRefreshSeconds: integer(env, 'JOB_FEDERATION_REFRESH_SECONDS', 300, 10, 86_400),
-  };
-}
-
-function httpUrl(env: Env, name: string, fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `must be an absolute http(s) URL (got "${raw}")`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
-  if (url.search || url.hash) throw new ConfigError(name, `must not have a query or fragment (got "${raw}")`);
-  return raw.replace(/\/+$/, '');
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!(values as readonly string[]).includes(raw))
-    throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
-  return raw as T;
-}
-
-/** CORS_ORIGINS: comma-separated origins (`https://shop.example`, no path), each exactly as browsers send it. */
-function origins(env: Env, name: string): string[] {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return [];
-  return raw
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '')
-    .map((entry) => {
-      let url: URL | undefined;
-      try {
-        url = new URL(entry);
-      } catch {
-        url = undefined;
-      }
-      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== entry)
-        throw new ConfigError(
-          name,
-          `must list origins such as https://shop.example, comma-separated, without a path or trailing slash (got "${entry}")`,
-        );
-      return entry;
-    });
 }
 
 /** WEBHOOK_RETRY_SCHEDULE, parsed by the domain's one parser. */
@@ -350,56 +202,6 @@ function databaseUrl(env: Env): string {
   );
 }
 
-/** An operator's bearer token: unset or empty means none; too short to resist guessing is refused. */
-function operatorToken(env: Env, name: string): string | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (raw.length < 16 || /\s/.test(raw))
-    throw new ConfigError(name, 'must be at least 16 characters without spaces (e.g. openssl rand -hex 32)');
-  return raw;
-}
-
-/**
- * X509_ALLOWED_EKUS: comma-separated extended key usages, by name (`documentSigning`,
- * `anyExtendedKeyUsage`, … EXTENDED_KEY_USAGES) or as dotted OIDs; `none` for none at all.
- */
-function allowedEkus(env: Env): readonly string[] {
-  const raw = env.X509_ALLOWED_EKUS?.trim();
-  if (raw === undefined || raw === '') return DEFAULT_ALLOWED_EKUS;
-  if (raw.toLowerCase() === 'none') return [];
-  const byName = new Map(Object.entries(EXTENDED_KEY_USAGES).map(([name, oid]) => [name.toLowerCase(), oid]));
-  const oids = raw.split(',').map((entry) => {
-    const name = entry.trim();
-    const oid = byName.get(name.toLowerCase()) ?? (/^[0-2](\.(0|[1-9]\d*))+$/.test(name) ? name : undefined);
-    if (oid === undefined)
-      throw new ConfigError(
-        'X509_ALLOWED_EKUS',
-        `must list extended key usages, comma-separated, by name (${Object.keys(EXTENDED_KEY_USAGES).join(', ')}) or as dotted OIDs such as 1.3.6.1.5.5.7.3.36, or be "none" (got "${name}")`,
-      );
-    return oid;
-  });
-  return [...new Set(oids)];
-}
-
-function trustConfig(env: Env): TrustConfig {
-  const metadataCacheMinSeconds = integer(env, 'ISSUER_METADATA_CACHE_MIN_SECONDS', 300, 60, 86_400);
-  const metadataCacheMaxSeconds = integer(env, 'ISSUER_METADATA_CACHE_MAX_SECONDS', 86_400, 60, 7 * 86_400);
-  if (metadataCacheMaxSeconds < metadataCacheMinSeconds)
-    throw new ConfigError(
-      'ISSUER_METADATA_CACHE_MAX_SECONDS',
-      `must be at least ISSUER_METADATA_CACHE_MIN_SECONDS (${metadataCacheMinSeconds})`,
-    );
-  return {
-    statusListPolicy: oneOf(env, 'STATUS_LIST_POLICY', STATUS_LIST_POLICIES, 'fail_closed'),
-    metadataCacheMinSeconds,
-    metadataCacheMaxSeconds,
-    statusListCacheMaxSeconds: integer(env, 'STATUS_LIST_CACHE_MAX_SECONDS', 300, 0, 86_400),
-    fetchTimeoutMs: integer(env, 'ISSUER_FETCH_TIMEOUT_MS', 5000, 100, 60_000),
-    fetchMaxBytes: integer(env, 'ISSUER_FETCH_MAX_BYTES', 1024 * 1024, 1024, 16 * 1024 * 1024),
-    x509AllowedEkus: allowedEkus(env),
-  };
-}
-
 /** TRUST_PROXY: true/false, a number of hops, or comma-separated addresses and CIDR ranges. */
 function trustProxy(env: Env): boolean | number | string[] {
   const raw = env.TRUST_PROXY?.trim();
@@ -413,82 +215,6 @@ function trustProxy(env: Env): boolean | number | string[] {
       `must be true, false, a number of hops, or comma-separated addresses/CIDR ranges (got "${raw}")`,
     );
   return entries;
-}
-
-function readPemFile(env: Env, name: string): string | undefined {
-  const path = env[name];
-  if (path === undefined || path === '') return undefined;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(name, `cannot be read (${path}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
-  if (!text.includes('-----BEGIN ')) throw new ConfigError(name, `must name a PEM file (${path})`);
-  return text;
-}
-
-function openid4vpConfig(env: Env): Openid4vpConfig {
-  const scheme = env.OPENID4VP_SCHEME || 'openid4vp';
-  if (!/^[a-z][a-z0-9+.-]*$/.test(scheme))
-    throw new ConfigError('OPENID4VP_SCHEME', `must be a URI scheme such as "openid4vp" (got "${scheme}")`);
-  const vctRaw = env.OPENID4VP_ACCEPTED_VCT;
-  const acceptedVct =
-    vctRaw === undefined || vctRaw.trim() === ''
-      ? ['StudentCredential']
-      : vctRaw
-          .split(',')
-          .map((v) => v.trim())
-          .filter((v) => v !== '');
-  if (acceptedVct.length === 0 || acceptedVct.some((v) => /\s/.test(v) || v.length > 512))
-    throw new ConfigError('OPENID4VP_ACCEPTED_VCT', `must list vct values, comma-separated (got "${vctRaw}")`);
-  const signingKeyPem = readPemFile(env, 'OPENID4VP_SIGNING_KEY_FILE');
-  const certificateChainPem = readPemFile(env, 'OPENID4VP_CERTIFICATE_CHAIN_FILE');
-  if ((signingKeyPem === undefined) !== (certificateChainPem === undefined))
-    throw new ConfigError(
-      signingKeyPem === undefined ? 'OPENID4VP_SIGNING_KEY_FILE' : 'OPENID4VP_CERTIFICATE_CHAIN_FILE',
-      'must be set together with ' +
-        (signingKeyPem === undefined ? 'OPENID4VP_CERTIFICATE_CHAIN_FILE' : 'OPENID4VP_SIGNING_KEY_FILE'),
-    );
-  return {
-    scheme,
-    clientIdPrefix: oneOf(
-      env,
-      'OPENID4VP_CLIENT_ID_PREFIX',
-      ['x509_hash', 'x509_san_dns', 'redirect_uri'] as const,
-      'x509_hash',
-    ),
-    responseMode: oneOf(env, 'OPENID4VP_RESPONSE_MODE', ['direct_post.jwt', 'direct_post'] as const, 'direct_post.jwt'),
-    acceptedVct,
-    ...(signingKeyPem ? { signingKeyPem, certificateChainPem } : {}),
-  };
-}
-
-function universityLoginConfig(env: Env): UniversityLoginConfig {
-  const spKeyPem = readPemFile(env, 'SAML_SP_KEY_FILE');
-  const spCertificatePem = readPemFile(env, 'SAML_SP_CERTIFICATE_FILE');
-  if ((spKeyPem === undefined) !== (spCertificatePem === undefined))
-    throw new ConfigError(
-      spKeyPem === undefined ? 'SAML_SP_KEY_FILE' : 'SAML_SP_CERTIFICATE_FILE',
-      `must be set together with ${spKeyPem === undefined ? 'SAML_SP_CERTIFICATE_FILE' : 'SAML_SP_KEY_FILE'}`,
-    );
-  const rawKey = env.IDP_SECRETS_KEY?.trim();
-  let secretsKey: Buffer | undefined;
-  if (rawKey) {
-    secretsKey = /^[0-9a-f]{64}$/i.test(rawKey) ? Buffer.from(rawKey, 'hex') : Buffer.from(rawKey, 'base64');
-    if (secretsKey.length !== 32)
-      throw new ConfigError('IDP_SECRETS_KEY', 'must be 32 random bytes, hex or base64 (e.g. openssl rand -hex 32)');
-  }
-  const spDisplayName = (env.SAML_SP_DISPLAY_NAME ?? '').trim() || 'Matricula';
-  return {
-    ...(spKeyPem ? { spKeyPem, spCertificatePem } : {}),
-    samlMaxResponseBytes: integer(env, 'SAML_MAX_RESPONSE_BYTES', 256 * 1024, 4096, 16 * 1024 * 1024),
-    ...(secretsKey ? { secretsKey } : {}),
-    spDisplayName: spDisplayName.slice(0, 100),
-    federationMaxBytes: integer(env, 'FEDERATION_METADATA_MAX_BYTES', 64 * 1024 * 1024, 4096, 512 * 1024 * 1024),
-    federationFetchTimeoutMs: integer(env, 'FEDERATION_FETCH_TIMEOUT_MS', 60_000, 100, 600_000),
-    federationRefreshMaxSeconds: integer(env, 'FEDERATION_REFRESH_MAX_SECONDS', 6 * 3600, 60, 7 * 86_400),
-  };
 }
 
 /**
