@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Fastify from 'fastify';
 import pg from 'pg';
-import { underSchemaLock } from '../support/harness.ts';
+import { besideOtherFiles, migratingOnline, underSchemaLock } from '../support/harness.ts';
 import { listeningPortIn, loopbackServer } from '../support/server.ts';
 import { assertBuildCurrent } from '../support/service-process.ts';
 import { waitUntil } from '../support/webhooks.ts';
@@ -141,6 +141,31 @@ test(
     release();
     await Promise.all([first, second]);
     assert.deepEqual(order, ['first in', 'first out', 'second in']);
+  },
+);
+
+test(
+  'migratingOnline: a migration that builds indexes concurrently leaves the schema lock free for other files',
+  {
+    skip: process.env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL',
+  },
+  async () => {
+    // Such a build waits for every older transaction, including another file's wait for the lock:
+    // if the migrating file held it, neither would ever finish.
+    const other = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await other.connect();
+    try {
+      const tryLock = async () =>
+        (await other.query<{ got: boolean }>(`select pg_try_advisory_lock(hashtext('matricula test schemas')) as got`))
+          .rows[0]!.got;
+      const free = await migratingOnline('t_probe', tryLock);
+      assert.equal(free, true, 'another file can take the schema lock while the migration runs');
+      await other.query(`select pg_advisory_unlock(hashtext('matricula test schemas'))`);
+      // The plain variant holds it: what the files that create, migrate and drop empty schemas use.
+      assert.equal(await besideOtherFiles('t_probe', tryLock), false);
+    } finally {
+      await other.end();
+    }
   },
 );
 

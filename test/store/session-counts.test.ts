@@ -19,6 +19,7 @@ import { MIGRATIONS } from '../../src/store/migrations/index.ts';
 import { insertSessions } from '../../src/store/sessions.ts';
 import {
   besideOtherFiles,
+  migratingOnline,
   underSchemaLock,
   forEachDialect,
   useHarness,
@@ -231,7 +232,7 @@ forEachDialect('application session counts of a database migrated with sessions 
       await insertSessions(store.db, sessions);
       await store.db.updateTable('sessions').set({ verified: 1 }).where('id', '=', sessions[2]!.id).execute();
       await store.db.updateTable('sessions').set({ verified: 0 }).where('id', '=', sessions[3]!.id).execute();
-      await besideOtherFiles(schema, () => migrate(store));
+      await migratingOnline(schema, () => migrate(store));
       const read = await applicationMetrics(store.db, created.application.id, clock.now());
       assert.deepEqual(read.sessions, {
         total: 7,

@@ -115,6 +115,18 @@ export async function besideOtherFiles<T>(schema: string, migrating: () => Promi
   return underSchemaLock(() => retryingCatalogueRaces(schema, migrating));
 }
 
+/**
+ * Like {@link besideOtherFiles}, for a migration over tables that hold rows, which builds its
+ * indexes CONCURRENTLY (store/online-index.ts): without the schema lock. Such a build waits for
+ * every transaction of the database that began before it, including another file's statement
+ * waiting for the schema lock; holding that lock meanwhile deadlocked the two (seen in CI: no
+ * error, both waiting for ever). The catalogue races are retried as there.
+ */
+export async function migratingOnline<T>(schema: string, migrating: () => Promise<T>): Promise<T> {
+  if (!schema) return migrating();
+  return retryingCatalogueRaces(schema, migrating);
+}
+
 async function retryingCatalogueRaces<T>(schema: string, migrating: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
