@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
+import { BoundedCache } from '../domain/bounded-cache.ts';
 import type { Clock } from '../domain/clock.ts';
 import { ClaimPlanner, claimPolicy, type ClaimResult, type ClaimTicket } from '../domain/claim-plan.ts';
 import { noMetrics, type MetricsRecorder } from '../domain/metrics.ts';
@@ -48,6 +49,8 @@ export const DEFAULT_MAX_PER_ENDPOINT = 16;
 export const DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT = 1;
 /** How often a worker looks for due deliveries when nothing wakes it (retries coming due). */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+/** How many endpoint URLs' shape checks a worker remembers (the least recently used is forgotten). */
+export const URL_CHECKS_REMEMBERED = 10_000;
 /** Longest wait between claims while the database fails them. */
 export const CLAIM_BACKOFF_MAX_MS = 2_000;
 
@@ -173,6 +176,8 @@ export class DeliveryWorker {
       random: options.random ?? Math.random,
       timeoutMs: options.timeoutMs,
       onSent: (delivery, result) => this.#observe(delivery.endpoint.id, result),
+      // The policy is this worker's for its whole life: a URL's verdict under it does not change.
+      urlRefusals: new BoundedCache(URL_CHECKS_REMEMBERED),
     };
   }
 
