@@ -132,6 +132,9 @@ export const TIMED_OUT_REMEMBERED = 10_000;
  *   caps an endpoint again need not look past it (that look reads the capped endpoints' whole
  *   backlog, and under a backlog to one endpoint it followed every refill); the loop waits no
  *   longer than the rest of that interval.
+ * - Claim-with-recording: finished sends free their slots as their attempts go to be recorded
+ *   ({@link releaseForRecording}), and the refill they call for is planned then, with those slots
+ *   free, to be made in the recording's statement.
  */
 export class ClaimPlanner {
   readonly policy: ClaimPolicy;
@@ -271,6 +274,20 @@ export class ClaimPlanner {
     } else if (signal === 'answered') {
       this.#timedOut.delete(endpointId);
     }
+  }
+
+  /**
+   * Deliveries to `endpointIds` (one entry per delivery) are done and their attempts about to be
+   * recorded: their slots are free from now on, each as {@link release} frees one (a recording
+   * that fails gives them up all the same: their leases run out). @returns the loop's next claim,
+   * planned with those slots free, when freeing them would wake the loop: the claim to make in the
+   * recording's statement instead (the claim-with-recording refill). The caller asks only while
+   * the worker runs and no claim of the loop's is under way (claims are made one at a time).
+   */
+  releaseForRecording(endpointIds: readonly string[], now: number): ClaimTicket | undefined {
+    let wake = false;
+    for (const endpointId of endpointIds) wake = this.release(endpointId, true) || wake;
+    return wake ? this.nextLoopClaim(now) : undefined;
   }
 
   /**

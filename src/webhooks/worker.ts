@@ -2,12 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
+import { BoundedCache } from '../domain/bounded-cache.ts';
 import type { Clock } from '../domain/clock.ts';
 import { ClaimPlanner, claimPolicy, type ClaimResult, type ClaimTicket } from '../domain/claim-plan.ts';
 import { noMetrics, type MetricsRecorder } from '../domain/metrics.ts';
 import type { Store } from '../store/db.ts';
-import { claimDueDeliveries, type ClaimedDelivery } from '../store/webhook-deliveries/claim.ts';
-import { AttemptRecorder } from './attempt-recorder.ts';
+import { claimDueDeliveries, type ClaimedDelivery, type ClaimRequest } from '../store/webhook-deliveries/claim.ts';
+import { refillStrategyOf, type RefillStrategy } from '../store/webhook-deliveries/record-and-claim.ts';
+import type { PendingRecord } from '../store/webhook-deliveries/recording.ts';
+import { AttemptRecorder, type ClaimWithRecording } from './attempt-recorder.ts';
 import { attemptDelivery, type AttemptContext, type Outcome } from './attempt.ts';
 import { LeaseKeeper } from './leases.ts';
 import type { SendResult } from './sender.ts';
@@ -25,9 +28,12 @@ import { listenForDeliveries, WakeSignal, type DeliveryWakeups, type Listener } 
  * endpoints with little in flight, so slow or silent endpoints of some organizations cannot hold
  * the slots the others need. When to claim (which wake-ups to skip, when a freed slot wakes the
  * loop, when to look past an endpoint at its cap) is the ClaimPlanner's, in the same file; this
- * class does the I/O. Any number of workers may run against one database; a crashed worker's
- * deliveries are claimed again once their lease runs out, so nothing is lost (a delivery may
- * arrive twice).
+ * class does the I/O. How it refills as sends finish is its dialect's RefillStrategy
+ * (store/webhook-deliveries/record-and-claim.ts): on PostgreSQL the claim that a recording's freed
+ * slots call for rides in that recording's statement (claim-with-recording); elsewhere the loop
+ * claims once the recording is done. Either way claims are made one at a time. Any number of
+ * workers may run against one database; a crashed worker's deliveries are claimed again once their
+ * lease runs out, so nothing is lost (a delivery may arrive twice).
  *
  * States: `idle` (built, or only stepped with runOnce) → `running` (start) → `stopping` (stop:
  * no new claims, in-flight sends finish) → `stopped`.
@@ -43,6 +49,8 @@ export const DEFAULT_MAX_PER_ENDPOINT = 16;
 export const DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT = 1;
 /** How often a worker looks for due deliveries when nothing wakes it (retries coming due). */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+/** How many endpoint URLs' shape checks a worker remembers (the least recently used is forgotten). */
+export const URL_CHECKS_REMEMBERED = 10_000;
 /** Longest wait between claims while the database fails them. */
 export const CLAIM_BACKOFF_MAX_MS = 2_000;
 
@@ -78,6 +86,8 @@ export interface DeliveryWorkerOptions {
   leaseRenewalMs?: number;
   /** Per-attempt budget; 10 s by default (docs/webhooks.md). */
   timeoutMs?: number;
+  /** How the worker claims again as sends finish; its dialect's by default (refillStrategyOf). */
+  refill?: RefillStrategy;
 }
 
 /** What one {@link DeliveryWorker.runOnce} did. */
@@ -113,6 +123,16 @@ export class DeliveryWorker {
   /** Claims failed in a row (the database unreachable): the backoff, and one log line per outage. */
   #claimFailures = 0;
   #listener: Listener | undefined;
+  /**
+   * The deliveries whose slots are taken, by claim token and id: a slot is freed once, when the
+   * attempt is handed to a recording that may claim with it (claim-with-recording), else when it
+   * is recorded or given up.
+   */
+  readonly #slots = new Map<string, ClaimedDelivery>();
+  /** A claim is under way (the loop's, or one riding in a recording): claims are made one at a time. */
+  #claiming = false;
+  /** The loop wanted to claim while a claim rode in a recording: it claims once that one is done. */
+  #loopDeferred = false;
 
   constructor(options: DeliveryWorkerOptions) {
     this.#options = options;
@@ -138,7 +158,14 @@ export class DeliveryWorker {
       renewEveryMs: options.leaseRenewalMs,
       log: this.#log,
     });
-    this.#recorder = new AttemptRecorder({ db: options.store.db, clock: options.clock });
+    const refill = options.refill ?? refillStrategyOf(options.store.db);
+    this.#recorder = new AttemptRecorder({
+      db: options.store.db,
+      clock: options.clock,
+      ...(refill === 'claim-with-recording'
+        ? { claims: { beforeWrite: (records) => this.#claimWithRecording(records) } }
+        : {}),
+    });
     this.#attempts = {
       clock: options.clock,
       config: options.config,
@@ -149,6 +176,8 @@ export class DeliveryWorker {
       random: options.random ?? Math.random,
       timeoutMs: options.timeoutMs,
       onSent: (delivery, result) => this.#observe(delivery.endpoint.id, result),
+      // The policy is this worker's for its whole life: a URL's verdict under it does not change.
+      urlRefusals: new BoundedCache(URL_CHECKS_REMEMBERED),
     };
   }
 
@@ -231,7 +260,11 @@ export class DeliveryWorker {
     this.#signal.notify();
     await this.#listener?.close();
     await this.#loop;
-    await Promise.allSettled([...this.#inFlight]);
+    // A claim that rode in a recording under way adds sends: wait until none is left.
+    while (this.#inFlight.size > 0) {
+      await Promise.allSettled([...this.#inFlight]);
+      await this.settled();
+    }
     await this.settled();
     this.#leases.close();
     if (this.#ownsDispatcher) await this.#dispatcher.close();
@@ -254,8 +287,11 @@ export class DeliveryWorker {
     while (this.#state === 'running') {
       let more = false;
       let waitMs = pollMs;
-      const ticket = this.#planner.nextLoopClaim(clock.now().getTime());
+      // A claim riding in a recording is under way: claim (if still called for) once it is done.
+      if (this.#claiming) this.#loopDeferred = true;
+      const ticket = this.#claiming ? undefined : this.#planner.nextLoopClaim(clock.now().getTime());
       if (ticket) {
+        this.#claiming = true;
         try {
           const { batch, ...result } = await this.#claim(ticket);
           for (const delivery of batch) this.#track(this.#deliver(delivery));
@@ -270,6 +306,8 @@ export class DeliveryWorker {
           this.#claimFailures++;
           if (this.#claimFailures === 1) this.#log.error({ err }, 'claiming webhook deliveries failed; retrying');
           waitMs = Math.min(pollMs * 2 ** (this.#claimFailures - 1), Math.max(pollMs, CLAIM_BACKOFF_MAX_MS));
+        } finally {
+          this.#claiming = false;
         }
       }
       if (more && this.#planner.hasRoom) continue;
@@ -287,26 +325,84 @@ export class DeliveryWorker {
    * (renewed by the heartbeat), endpoint counts.
    */
   async #claim(ticket: ClaimTicket): Promise<{ batch: ClaimedDelivery[] } & ClaimResult> {
+    if (ticket.plan.limit === 0) return { batch: [], ...this.#planner.claimed(ticket, []) };
+    const request = this.#claimRequest(ticket);
+    const batch = await claimDueDeliveries(this.#options.store.db, request);
+    return { batch, ...this.#took(ticket, request.token, batch) };
+  }
+
+  /** The claim of `ticket` now, under a lease token of its own. */
+  #claimRequest(ticket: ClaimTicket): ClaimRequest {
     const { plan } = ticket;
-    if (plan.limit === 0) return { batch: [], ...this.#planner.claimed(ticket, []) };
     const now = this.#options.clock.now();
-    const token = randomBytes(12).toString('base64url');
-    const batch = await claimDueDeliveries(this.#options.store.db, {
+    return {
       now: now.toISOString(),
       leaseUntil: this.#leases.leaseUntil(now),
-      token,
+      token: randomBytes(12).toString('base64url'),
       limit: plan.limit,
       perEndpoint: plan.perEndpoint,
       allowances: plan.allowances,
       knownDue: ticket.knownDue,
-    });
+    };
+  }
+
+  /** The claim of `ticket` under `token` took `batch`: their slots and leases are taken. */
+  #took(ticket: ClaimTicket, token: string, batch: ClaimedDelivery[]): ClaimResult {
     this.#leases.hold(token, batch.length);
+    for (const delivery of batch) this.#slots.set(slotKey(delivery.leaseToken, delivery.id), delivery);
+    return this.#planner.claimed(
+      ticket,
+      batch.map((d) => d.endpoint.id),
+    );
+  }
+
+  /**
+   * The claim-with-recording refill: the attempts of `records` are about to be written, so their
+   * slots are free; when that calls for a claim and none is under way, it rides in their
+   * statement, planned with those slots free. Its deliveries are sent as soon as it returns, before
+   * the batch's own callers go on.
+   */
+  #claimWithRecording(records: readonly PendingRecord[]): ClaimWithRecording | undefined {
+    const endpointIds: string[] = [];
+    for (const { token, deliveryId } of records) {
+      const key = slotKey(token, deliveryId);
+      const delivery = this.#slots.get(key);
+      if (!delivery) continue;
+      this.#slots.delete(key);
+      endpointIds.push(delivery.endpoint.id);
+    }
+    const running = this.#state === 'running';
+    if (!running || this.#claiming) {
+      // The loop claims (after the claim under way), as when a recorded delivery frees its slot.
+      let wake = false;
+      for (const endpointId of endpointIds) wake = this.#planner.release(endpointId, running) || wake;
+      if (wake) this.#signal.notify();
+      return undefined;
+    }
+    const pollMs = this.#options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    const { clock } = this.#options;
+    const ticket = this.#planner.releaseForRecording(endpointIds, clock.now().getTime());
+    if (!ticket) return undefined;
+    this.#claiming = true;
+    const request = this.#claimRequest(ticket);
     return {
-      batch,
-      ...this.#planner.claimed(
-        ticket,
-        batch.map((d) => d.endpoint.id),
-      ),
+      request,
+      took: (batch) => {
+        this.#claiming = false;
+        const result = this.#took(ticket, request.token, batch);
+        for (const delivery of batch) this.#track(this.#deliver(delivery));
+        const { more } = this.#planner.settle(ticket, result, clock.now().getTime(), pollMs);
+        // As the loop goes on after a claim of its own (its wait, if any, ends no later than
+        // this claim's would: a look past a capped endpoint it owes is at most a poll interval off).
+        if ((more && this.#planner.hasRoom) || this.#loopDeferred) this.#signal.notify();
+        this.#loopDeferred = false;
+      },
+      failed: () => {
+        this.#claiming = false;
+        this.#loopDeferred = false;
+        // The slots are free and nothing was claimed: the loop claims (or backs off if the database is down).
+        this.#signal.notify();
+      },
     };
   }
 
@@ -318,9 +414,13 @@ export class DeliveryWorker {
     );
   }
 
-  /** The delivery is recorded (or given up): its lease needs no renewal, its slot is free. */
+  /**
+   * The delivery is recorded (or given up): its lease needs no renewal, its slot is free (unless
+   * freed already, when its attempt went to a recording that may claim with it).
+   */
   #release(delivery: ClaimedDelivery): void {
     this.#leases.release(delivery.leaseToken);
+    if (!this.#slots.delete(slotKey(delivery.leaseToken, delivery.id))) return;
     if (this.#planner.release(delivery.endpoint.id, this.#state === 'running')) this.#signal.notify();
   }
 
@@ -339,4 +439,9 @@ export class DeliveryWorker {
     (this.#options.metrics ?? noMetrics).webhookDelivery({ result: outcome });
     return outcome;
   }
+}
+
+/** A delivery's slot, by its claim's token and its id (a worker may claim a delivery again once its lease ran out). */
+function slotKey(token: string, deliveryId: string): string {
+  return `${token} ${deliveryId}`;
 }

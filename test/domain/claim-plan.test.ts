@@ -225,3 +225,48 @@ test("a commit's own wake-up says deliveries are due; a step neither uses nor co
   full.claimed(full.stepClaim(1), ['whk_a']);
   assert.equal(full.claimed(full.stepClaim(1), []).full, false);
 });
+
+test('the slots a recording frees are free for the claim that rides in it, planned only when they call for one', () => {
+  const planner = new ClaimPlanner(small);
+  const endpoints = Array.from({ length: 14 }, (_, i) => `whk_${i}`);
+  const first = planner.nextLoopClaim(0)!;
+  planner.settle(first, planner.claimed(first, endpoints), 0, POLL);
+  const reserved = planner.nextLoopClaim(1)!;
+  planner.settle(reserved, planner.claimed(reserved, ['whk_x', 'whk_y']), 1, POLL);
+  assert.equal(planner.active, 16);
+  // Three finished: saturated, but a quarter of the slots is not free yet. Their slots are free all the same.
+  assert.equal(planner.releaseForRecording(endpoints.slice(0, 3), 2), undefined);
+  assert.equal(planner.active, 13);
+  // The fourth: a quarter free, so the loop's next claim, planned with all four slots free (two
+  // kept back), rides in the recording.
+  const ticket = planner.releaseForRecording([endpoints[3]!], 3)!;
+  assert.equal(planner.active, 12);
+  assert.equal(ticket.plan.limit, 2);
+  assert.equal(ticket.knownDue, true);
+  assert.equal(ticket.loop?.at, 3);
+  assert.equal(ticket.busy.get('whk_3'), undefined);
+  assert.equal(ticket.busy.get('whk_4'), 1);
+  // It settles as the loop's own claim would.
+  assert.deepEqual(planner.settle(ticket, planner.claimed(ticket, ['whk_0', 'whk_1']), 3, POLL), {
+    more: true,
+    waitMs: POLL,
+  });
+  assert.equal(planner.active, 14);
+});
+
+test('a capped endpoint down to half its cap in one recording: the claim in it may take it back to its cap', () => {
+  const planner = new ClaimPlanner(small);
+  const first = planner.nextLoopClaim(0)!;
+  planner.settle(first, planner.claimed(first, [...times('whk_a', 4), 'whk_b']), 0, POLL);
+  // A timeout narrows whk_b to one: its allowance stays 0 while its one send is in flight.
+  planner.observe('whk_b', 'timed-out');
+  const ticket = planner.releaseForRecording(times('whk_a', 2), 1)!;
+  assert.equal(ticket.knownDue, true);
+  assert.equal(ticket.plan.allowances.get('whk_a'), 2);
+  assert.equal(ticket.plan.allowances.get('whk_b'), 0);
+  assert.equal(ticket.plan.limit, 16 - 3 - 2);
+  const result = planner.claimed(ticket, times('whk_a', 2));
+  assert.equal(result.capped, true);
+  // Capped again: wake-ups naming only it are skipped, as after the loop's own claim.
+  assert.equal(planner.wake(new Set(['whk_a'])), false);
+});

@@ -417,6 +417,28 @@ forEachDialect('webhook delivery', (dialect) => {
     assert.match(attempt.errorMessage, /localhost resolves to .*loopback/);
   });
 
+  test("a URL the worker's policy refuses is refused at every attempt; another worker's policy is its own", async () => {
+    // http:// to loopback, registered while private targets were allowed.
+    const endpoint = await createEndpoint(h, tenant, receiver.url);
+    await emitEvent(h, tenant);
+    const strict = worker({ config: { ...h.config, outboundAllowPrivateTargets: false } });
+    assert.equal((await strict.runOnce()).retrying, 1);
+    h.clock.advance(11_000);
+    assert.equal((await strict.runOnce()).retrying, 1);
+    assert.equal(receiver.requests.length, 0);
+    const refused = ['ssrf_refused', 'The URL must use https://.'];
+    const attemptsOf = async () =>
+      ((await deliveriesOf(endpoint.id))[0].attempts as Array<{ outcome: string; errorMessage: string }>).map((a) => [
+        a.outcome,
+        a.errorMessage,
+      ]);
+    assert.deepEqual(await attemptsOf(), [refused, refused]);
+    // A worker under the development policy sends the same URL.
+    h.clock.advance(61_000);
+    assert.equal((await worker().runOnce()).succeeded, 1);
+    assert.equal(receiver.requests.length, 1);
+  });
+
   test('a deleted endpoint gets nothing; a send in flight while it is deleted records nothing', async () => {
     let release!: () => void;
     receiver.respondWith({ after: new Promise<void>((resolve) => (release = resolve)) });

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { claimDueDeliveries } from '../../src/store/webhook-deliveries/claim.ts';
+import { claimDueDeliveries, type ClaimedDelivery } from '../../src/store/webhook-deliveries/claim.ts';
+import { recordAttemptsAndClaim } from '../../src/store/webhook-deliveries/record-and-claim.ts';
 import { recordAttempts, type PendingRecord } from '../../src/store/webhook-deliveries/recording.ts';
 import type { AttemptOutcome } from '../../src/domain/delivery-state.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { installStatementCounter } from '../support/statements.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
-import { createEndpoint, emitEvent, workerFor } from '../support/webhooks.ts';
+import { createEndpoint, emitEvent, within, workerFor } from '../support/webhooks.ts';
 
 /**
  * Issue 30, "PostgreSQL delivery path": the statements (on PostgreSQL, each a round trip) the
@@ -14,7 +15,9 @@ import { createEndpoint, emitEvent, workerFor } from '../support/webhooks.ts';
  * counts are exact and the same on every run, so they are asserted; time is bench/webhooks.ts's,
  * never a test's. Before this work, on PostgreSQL: an event with subscribers took 4 statements
  * (BEGIN, the subscribers' SELECT, the event with its deliveries, COMMIT), and a batch of attempts
- * with a retry or a 410 among them 5 and one more per retry.
+ * with a retry or a 410 among them 5 and one more per retry. Then a running worker claimed again in
+ * a statement of its own whenever recorded attempts freed enough slots; on PostgreSQL that claim
+ * now rides in the statement that records them (record-and-claim.ts).
  */
 const counter = installStatementCounter();
 
@@ -199,5 +202,160 @@ forEachDialect('webhook statements per event and per batch', (dialect) => {
     );
     // At most one statement per attempt recorded, whatever the turns the answers arrived in.
     assert.ok(statements.length - claims.length <= 20);
+  });
+
+  /** An attempt of `delivery` under `token` that moves it to `next`. */
+  const attemptOf = (
+    delivery: ClaimedDelivery,
+    token: string,
+    next: AttemptOutcome,
+    status: number,
+    id: string,
+  ): PendingRecord => ({
+    deliveryId: delivery.id,
+    token,
+    record: {
+      id,
+      workerId: 'test',
+      attempt: {
+        attempt: delivery.attempt,
+        startedAt: h.clock.now().toISOString(),
+        durationMs: 3,
+        statusCode: status,
+        outcome: status === 200 ? 'succeeded' : 'http_error',
+        errorMessage: null,
+        responseBody: '',
+        responseBodyTruncated: false,
+      },
+      next,
+      ...(status === 410 ? { disableEndpoint: { endpointId: delivery.endpoint.id } } : {}),
+    },
+  });
+
+  test('a recording with a claim in it (PostgreSQL): one statement, which claims neither what it records nor for an endpoint it disables', async (t) => {
+    if (dialect !== 'postgres') return t.skip('the claim-with-recording refill is PostgreSQL only');
+    await h.store.db.updateTable('webhook_endpoints').set({ enabled: 1, disabled_reason: null }).execute();
+    await h.store.db.updateTable('webhook_deliveries').set({ status: 'succeeded', due_at: null }).execute();
+    for (let i = 0; i < 4; i++) await emitEvent(h, tenant);
+    const [gone, kept] = endpoints.slice(0, 2).sort();
+    const now = h.clock.now().toISOString();
+    // The first claim's lease runs out at once: what it holds looks claimable again to a claim made now.
+    const first = await claimDueDeliveries(h.store.db, { now, leaseUntil: now, token: 'first', limit: 2 });
+    assert.equal(first.length, 2);
+    const records = first.map((d, i) =>
+      attemptOf(d, 'first', { status: 'failed' }, d.endpoint.id === gone ? 410 : 200, `att_withclaim${i}`),
+    );
+    assert.ok(
+      records.some((r) => r.record.disableEndpoint),
+      'a 410 among them',
+    );
+    let result: Awaited<ReturnType<typeof recordAttemptsAndClaim>> | undefined;
+    const statements = await counter.during(async () => {
+      result = await recordAttemptsAndClaim(h.store.db, records, {
+        now,
+        leaseUntil: new Date(h.clock.now().getTime() + 60_000).toISOString(),
+        token: 'second',
+        limit: 64,
+      });
+    });
+    assert.equal(statements.length, 1, statements.join('\n---\n'));
+    assert.deepEqual([...result!.recorded].sort(), first.map((d) => d.id).sort());
+    // What was due to the endpoint kept, and nothing of what was recorded or to the one disabled.
+    const due = await h.store.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', '=', kept!)
+      .where(
+        'id',
+        'not in',
+        first.map((d) => d.id),
+      )
+      .where('status', 'in', ['pending', 'sending'])
+      .execute();
+    assert.deepEqual(result!.claimed.map((d) => d.id).sort(), due.map((d) => d.id).sort());
+    for (const d of result!.claimed) {
+      assert.equal(d.leaseToken, 'second');
+      assert.equal(d.endpoint.id, kept);
+      assert.equal(d.event.event, 'verification.completed');
+    }
+    const rows = await h.store.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'status', 'lease_token'])
+      .where(
+        'id',
+        'in',
+        first.map((d) => d.id),
+      )
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => [r.status, r.lease_token]),
+      [
+        ['failed', null],
+        ['failed', null],
+      ],
+    );
+    const disabled = await h.store.db.selectFrom('webhook_endpoints').select('id').where('enabled', '=', 0).execute();
+    assert.deepEqual(
+      disabled.map((e) => e.id),
+      [gone],
+    );
+    // A recording with nothing left to claim still answers what it recorded.
+    const again = await recordAttemptsAndClaim(
+      h.store.db,
+      result!.claimed.map((d, i) => attemptOf(d, 'second', { status: 'succeeded' }, 200, `att_withclaim_${i}`)),
+      { now, leaseUntil: now, token: 'third', limit: 64 },
+    );
+    assert.equal(again.recorded.size, result!.claimed.length);
+    assert.deepEqual(again.claimed, []);
+  });
+
+  test('a running worker refills in the statement that records: on PostgreSQL no claim of its own after the first', async (t) => {
+    await h.store.db.updateTable('webhook_endpoints').set({ enabled: 1, disabled_reason: null }).execute();
+    await h.store.db.updateTable('webhook_deliveries').set({ status: 'succeeded', due_at: null }).execute();
+    for (let i = 0; i < 12; i++) await emitEvent(h, tenant);
+    const deliveries = 24; // to the two endpoints subscribed to verification.completed
+    receiver.requests.length = 0;
+    // Four slots, none kept back: every recording frees slots that call for a claim while the backlog lasts.
+    const worker = workerFor(h, { maxInFlight: 4, maxPerEndpoint: 4 });
+    const statements = await counter.during(async () => {
+      await worker.start();
+      try {
+        await within(10_000, receiver.waitForRequests(deliveries), 'the backlog');
+      } finally {
+        await worker.stop();
+      }
+    });
+    // Each delivery sent once, and recorded once.
+    const sent = receiver.requests.map((r) => r.headers['x-service-delivery']);
+    assert.equal(new Set(sent).size, deliveries);
+    assert.equal(sent.length, deliveries);
+    const rows = await h.store.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'status'])
+      .where('status', '!=', 'succeeded')
+      .execute();
+    assert.deepEqual(rows, []);
+    const attempts = await h.store.db
+      .selectFrom('webhook_attempts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('worker_id', '=', worker.workerId)
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(attempts.n), deliveries);
+    if (dialect !== 'postgres') return;
+    // The worker's statements on the deliveries: claims (they rank: row_number) and recordings.
+    const work = statements.filter((s) => s.includes('webhook_deliveries'));
+    const claimsAlone = work.filter((s) => s.includes('row_number') && !s.includes('webhook_attempts'));
+    const claimsWithRecording = work.filter((s) => s.includes('row_number') && s.includes('webhook_attempts'));
+    const recordings = work.filter((s) => s.includes('webhook_attempts'));
+    const perDelivery = (work.length / deliveries).toFixed(2);
+    assert.equal(work.length, claimsAlone.length + recordings.length, 'nothing else on the deliveries');
+    assert.ok(!statements.some((s) => /^\s*(begin|commit)\b/i.test(s)), 'no transaction');
+    // The first claim is its own statement; every other rides in a recording. At most 4 a claim:
+    // 24 deliveries take at least 6 claims, which took 6 statements of their own before.
+    assert.equal(claimsAlone.length, 1, `claims of their own (statements per delivery: ${perDelivery})`);
+    assert.ok(claimsWithRecording.length >= 5, `claims in recordings: ${claimsWithRecording.length}`);
+    t.diagnostic(
+      `statements per delivery: ${perDelivery} (${claimsWithRecording.length} claims in ${recordings.length} recordings)`,
+    );
   });
 });

@@ -31,7 +31,7 @@ export interface ClaimedDelivery {
 }
 
 /** What sending a claimed delivery needs: the delivery, its endpoint and its event. */
-const CLAIM_COLUMNS = [
+export const CLAIM_COLUMNS = [
   'd.id',
   'd.attempt_count',
   'd.lease_token',
@@ -48,7 +48,7 @@ const CLAIM_COLUMNS = [
   'ev.data',
 ] as const;
 
-interface ClaimRow {
+export interface ClaimRow {
   id: string;
   attempt_count: number;
   lease_token: string | null;
@@ -84,7 +84,7 @@ export function claimStrategyOf(db: Db): ClaimStrategy {
 }
 
 /** What a claim is made with, as the values its query takes. */
-type ClaimValues = {
+export type ClaimValues = {
   now: string;
   leaseUntil: string;
   token: string;
@@ -181,7 +181,7 @@ const claimStatement = prepareQuery('claim_due_deliveries', claimQuery);
  * PostgreSQL: the chosen rows locked, skipping rows another worker is claiming, and checked again
  * once locked (the other worker may have claimed them and committed).
  */
-function lockedQuery(db: Db, p: ClaimValues) {
+export function lockedQuery(db: Db, p: ClaimValues) {
   return (
     db
       .selectFrom('webhook_deliveries')
@@ -227,7 +227,7 @@ function chosenQuery(db: Db, p: ClaimValues) {
   return db.selectFrom(sql<{ id: string }>`(${chosenIds(p, 'update-then-read')})`.as('chosen')).select('chosen.id');
 }
 
-function claimUpdate(
+export function claimUpdate(
   q: QueryCreator<Database>,
   p: ClaimValues,
   target: ReturnType<typeof lockedQuery> | ReturnType<typeof chosenQuery>,
@@ -244,6 +244,42 @@ function claimUpdate(
     .where('id', 'in', target);
 }
 
+/** What a claim takes: its lease, its limits, and what the worker already has in flight. */
+export interface ClaimRequest {
+  now: string;
+  leaseUntil: string;
+  token: string;
+  limit: number;
+  /** At most this many in flight per endpoint for this worker; unlimited by default. */
+  perEndpoint?: number;
+  /** Deliveries the worker already has in flight, by endpoint id. */
+  busy?: ReadonlyMap<string, number>;
+  /** How many more each listed endpoint may get, whatever `perEndpoint` and `busy` say. */
+  allowances?: ReadonlyMap<string, number>;
+  /** Skip the cheap read that avoids the write lock when nothing is due (the caller knows more is due). */
+  knownDue?: boolean;
+}
+
+/** The values of a claim's query; `heads` 0: the claim can take nothing. */
+export function claimValuesOf(claim: ClaimRequest): ClaimValues {
+  const perEndpoint = Math.max(0, Math.min(claim.perEndpoint ?? claim.limit, claim.limit));
+  const allowances = new Map<string, number>();
+  for (const [id, n] of claim.busy ?? []) if (n > 0) allowances.set(id, Math.max(0, perEndpoint - Math.trunc(n)));
+  for (const [id, n] of claim.allowances ?? []) allowances.set(id, Math.max(0, Math.min(Math.trunc(n), claim.limit)));
+  return {
+    now: claim.now,
+    leaseUntil: claim.leaseUntil,
+    token: claim.token,
+    limit: claim.limit,
+    heads: claim.limit <= 0 ? 0 : Math.max(perEndpoint, ...allowances.values()),
+    perEndpoint,
+    allowanceIds: [...allowances.keys()],
+    allowanceCounts: [...allowances.values()],
+    allowanceJson: JSON.stringify(Object.fromEntries(allowances)),
+    atCap: [...allowances].filter(([, n]) => n === 0).map(([id]) => id),
+  };
+}
+
 /**
  * Claims up to `limit` due deliveries of enabled endpoints, fairly: each endpoint's oldest due
  * first, round-robin across organizations and across each organization's endpoints, and to each
@@ -255,46 +291,14 @@ function claimUpdate(
  *
  * One UPDATE claims the whole batch. On PostgreSQL the rows are locked with SKIP LOCKED and
  * re-checked once locked, so concurrent workers claim disjoint sets without waiting for each other;
- * on SQLite the statement holds the write lock.
+ * on SQLite the statement holds the write lock. (On PostgreSQL a running worker makes most of its
+ * claims in the statement that records its finished attempts instead: record-and-claim.ts.)
  */
-export async function claimDueDeliveries(
-  db: Db,
-  claim: {
-    now: string;
-    leaseUntil: string;
-    token: string;
-    limit: number;
-    /** At most this many in flight per endpoint for this worker; unlimited by default. */
-    perEndpoint?: number;
-    /** Deliveries the worker already has in flight, by endpoint id. */
-    busy?: ReadonlyMap<string, number>;
-    /** How many more each listed endpoint may get, whatever `perEndpoint` and `busy` say. */
-    allowances?: ReadonlyMap<string, number>;
-    /** Skip the cheap read that avoids the write lock when nothing is due (the caller knows more is due). */
-    knownDue?: boolean;
-  },
-): Promise<ClaimedDelivery[]> {
-  if (claim.limit <= 0) return [];
-  const strategy = claimStrategyOf(db);
-  const perEndpoint = Math.max(0, Math.min(claim.perEndpoint ?? claim.limit, claim.limit));
-  const allowances = new Map<string, number>();
-  for (const [id, n] of claim.busy ?? []) if (n > 0) allowances.set(id, Math.max(0, perEndpoint - Math.trunc(n)));
-  for (const [id, n] of claim.allowances ?? []) allowances.set(id, Math.max(0, Math.min(Math.trunc(n), claim.limit)));
-  const values: ClaimValues = {
-    now: claim.now,
-    leaseUntil: claim.leaseUntil,
-    token: claim.token,
-    limit: claim.limit,
-    heads: Math.max(perEndpoint, ...allowances.values()),
-    perEndpoint,
-    allowanceIds: [...allowances.keys()],
-    allowanceCounts: [...allowances.values()],
-    allowanceJson: JSON.stringify(Object.fromEntries(allowances)),
-    atCap: [...allowances].filter(([, n]) => n === 0).map(([id]) => id),
-  };
+export async function claimDueDeliveries(db: Db, claim: ClaimRequest): Promise<ClaimedDelivery[]> {
+  const values = claimValuesOf(claim);
   if (values.heads === 0) return [];
   let rows: ClaimRow[];
-  if (strategy === 'update-returning-join') {
+  if (claimStrategyOf(db) === 'update-returning-join') {
     // One statement, one round trip: a single statement is atomic on its own, so it needs no
     // transaction. A claim that finds nothing costs what a read first would: no lock, nothing written.
     rows = (await claimStatement.execute(db, values)).rows as ClaimRow[];
@@ -320,13 +324,17 @@ export async function claimDueDeliveries(
       )
       .execute();
   }
-  // A row deleted with its endpoint since the claim, or claimed again, is no longer ours.
+  return claimedDeliveries(rows, claim.token);
+}
+
+/** The deliveries of a claim's rows: those still under its `token` (a row deleted with its endpoint since the claim, or claimed again, is no longer ours). */
+export function claimedDeliveries(rows: readonly ClaimRow[], token: string): ClaimedDelivery[] {
   return rows
-    .filter((row) => row.lease_token === claim.token)
+    .filter((row) => row.lease_token === token)
     .map((row) => ({
       id: row.id,
       attempt: row.attempt_count,
-      leaseToken: claim.token,
+      leaseToken: token,
       event: {
         id: row.event_id,
         event: row.type as EventType,

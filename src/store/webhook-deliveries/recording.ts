@@ -114,16 +114,14 @@ function attemptRow({ deliveryId, record }: PendingRecord): Insertable<WebhookAt
   };
 }
 
-/**
- * A batch on PostgreSQL as one statement, whatever its attempts' outcomes: one round trip and no
- * BEGIN/COMMIT, where the transaction takes four and one more per retry (a retry has a due date
- * of its own). The moves travel as one JSON parameter and are applied by one UPDATE … FROM, which
- * moves only the deliveries still held by their claim; the INSERT logs the attempts of exactly
- * those (a second JSON parameter, typed by the table's row type), and a 410 among them disables
- * its endpoint in a third part of the WITH, which PostgreSQL runs whether or not it is read. A
- * statement is atomic as a transaction is.
- */
-async function recordInOneStatement(db: Db, records: PendingRecord[], now: string): Promise<Set<string>> {
+/** What a batch recorded in one statement takes: its moves and its attempts, each one JSON parameter. */
+export type RecordingValues = {
+  moves: string;
+  attempts: string;
+  now: string;
+};
+
+export function recordingValuesOf(records: readonly PendingRecord[], now: string): RecordingValues {
   const moves = JSON.stringify(
     records.map(({ deliveryId, token, record }) => ({
       id: deliveryId,
@@ -133,23 +131,67 @@ async function recordInOneStatement(db: Db, records: PendingRecord[], now: strin
       gone: record.disableEndpoint?.endpointId ?? null,
     })),
   );
-  const attempts = JSON.stringify(records.map(attemptRow));
-  const { rows } = await sql<{ delivery_id: string }>`with input as (
-      select * from json_to_recordset(${moves}::json) as x(id text, token text, status text, due_at text, gone text)
-    ), moved as (
-      update webhook_deliveries as d set status = x.status, due_at = x.due_at, lease_token = null, updated_at = ${now},
-        delivered_at = case when x.status = 'succeeded' then ${now} else d.delivered_at end
-      from input as x where d.id = x.id and d.status = 'sending' and d.lease_token = x.token
-      returning d.id
-    ), disabled as (
-      update webhook_endpoints set enabled = 0, disabled_reason = 'endpoint_gone', updated_at = ${now}
-      where id in (select x.gone from input as x join moved as m on m.id = x.id where x.gone is not null)
+  return { moves, attempts: JSON.stringify(records.map(attemptRow)), now };
+}
+
+/**
+ * The WITH that records a batch in one statement (PostgreSQL), for a query to follow: `input`,
+ * the moves as rows; `moved`, one UPDATE … FROM that moves only the deliveries still held by their
+ * claim; `disabled`, the endpoints of the 410s among those; `logged`, the INSERT of exactly those
+ * deliveries' attempts (typed by the table's row type), returning their ids. PostgreSQL runs every
+ * part whether or not it is read.
+ */
+export function withRecording(db: Db, p: RecordingValues) {
+  // Each part in parentheses: Kysely writes a raw part as it is.
+  return db
+    .with(
+      'input',
+      () => sql<{ id: string; token: string; status: string; due_at: string | null; gone: string | null }>`(
+        select * from json_to_recordset(${p.moves}::json) as x(id text, token text, status text, due_at text, gone text))`,
     )
-    insert into webhook_attempts
-    select a.* from json_populate_recordset(null::webhook_attempts, ${attempts}::json) as a
-    where a.delivery_id in (select id from moved)
-    returning delivery_id`.execute(db);
+    .with(
+      'moved',
+      () => sql<{ id: string }>`(
+        update webhook_deliveries as d set status = x.status, due_at = x.due_at, lease_token = null, updated_at = ${p.now},
+          delivered_at = case when x.status = 'succeeded' then ${p.now} else d.delivered_at end
+        from input as x where d.id = x.id and d.status = 'sending' and d.lease_token = x.token
+        returning d.id)`,
+    )
+    .with(
+      'disabled',
+      () => sql<Record<string, never>>`(
+        update webhook_endpoints set enabled = 0, disabled_reason = 'endpoint_gone', updated_at = ${p.now}
+        where id in (select x.gone from input as x join moved as m on m.id = x.id where x.gone is not null))`,
+    )
+    .with(
+      'logged',
+      () => sql<{ delivery_id: string }>`(
+        insert into webhook_attempts
+        select a.* from json_populate_recordset(null::webhook_attempts, ${p.attempts}::json) as a
+        where a.delivery_id in (select id from moved)
+        returning delivery_id)`,
+    );
+}
+
+/**
+ * A batch on PostgreSQL as one statement, whatever its attempts' outcomes ({@link withRecording}):
+ * one round trip and no BEGIN/COMMIT, where the transaction takes four and one more per retry (a
+ * retry has a due date of its own). A statement is atomic as a transaction is.
+ */
+async function recordInOneStatement(db: Db, records: PendingRecord[], now: string): Promise<Set<string>> {
+  const rows = await withRecording(db, recordingValuesOf(records, now))
+    .selectFrom('logged')
+    .select('delivery_id')
+    .execute();
   return new Set(rows.map((row) => row.delivery_id));
+}
+
+/** Throws unless every record moves its delivery as a finished attempt may. */
+export function checkRecordedMoves(records: readonly PendingRecord[]): void {
+  for (const { record } of records) {
+    if (!canDeliveryTransition('sending', record.next.status))
+      throw new Error(`a delivery cannot move from sending to ${record.next.status}`);
+  }
 }
 
 /**
@@ -162,10 +204,7 @@ async function recordInOneStatement(db: Db, records: PendingRecord[], now: strin
  *   theirs is written.
  */
 export async function recordAttempts(db: Db, records: PendingRecord[], now: string): Promise<Set<string>> {
-  for (const { record } of records) {
-    if (!canDeliveryTransition('sending', record.next.status))
-      throw new Error(`a delivery cannot move from sending to ${record.next.status}`);
-  }
+  checkRecordedMoves(records);
   if (records.length === 0) return new Set();
   if (capabilitiesOf(db).writableCtes) return recordInOneStatement(db, records, now);
   return db.transaction().execute(async (trx) => {
