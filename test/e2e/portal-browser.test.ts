@@ -63,11 +63,29 @@ describe('portal and sandbox wallet in Chromium', () => {
     return page;
   }
 
-  /** Opens the portal and marks the document, so that a later check can tell it was never reloaded. */
+  /**
+   * Opens the portal and marks the document, so that a later check can tell it was never reloaded.
+   * Where the browser has the Digital Credentials API, the page fetches the session's requests for
+   * it as it loads (dc-api.js): that fetch is answered first, so that a test which then ends the
+   * session (cancels it, lets it expire) does not make it fail with a 400 on the console.
+   */
   async function openPortal(s: CreatedSession, viewport = DESKTOP): Promise<Page> {
     const page = await newPage(`portal ${s.sessionId}`, viewport);
+    const dcApiRequest = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/dc-api/request'), WAIT);
+    dcApiRequest.catch(() => {});
     const response = await page.goto(s.verificationUrl);
     assert.equal(response?.status(), 200);
+    // The conditions under which dc-api.js fetches them.
+    const offersDcApi = await page.evaluate(() => {
+      const policy = (document as { featurePolicy?: { allowsFeature(name: string): boolean } }).featurePolicy;
+      return (
+        document.getElementById('dc-api') !== null &&
+        typeof (window as { DigitalCredential?: unknown }).DigitalCredential === 'function' &&
+        navigator.credentials !== undefined &&
+        (!policy || policy.allowsFeature('digital-credentials-get'))
+      );
+    });
+    if (offersDcApi) assert.equal((await dcApiRequest).status(), 200);
     await page.evaluate(() => Object.assign(window, { loadedOnce: true }));
     return page;
   }
