@@ -1,55 +1,37 @@
-import type { Config } from './config.ts';
+import { buildApp, buildOperationsApp } from './app.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { systemClock } from './domain/clock.ts';
+import { buildPeriodicJobs } from './jobs/schedule.ts';
+import { createLogger, logStartupWarnings } from './logging.ts';
 import { parseServerArgs, SERVER_USAGE, ServerArgsError, serverVersion } from './server-args.ts';
+import { seedSandboxIssuers } from './services/trust-registry.ts';
+import { createServiceDeps } from './services/deps.ts';
+import { seedSandboxIdentityProvider } from './services/sso/sandbox-idp.ts';
+import { openDatabaseWhenReachable } from './store/startup.ts';
+import { DeliveryWorker } from './webhooks/worker.ts';
 
-/**
- * Composition root: loadConfig → openStore → migrate → buildApp → listen; stops gracefully. The
- * command line is answered first: --help, --version and a flag it does not know need none of the
- * service, whose modules load only after (about 2 s of CPU under tsx).
- */
+/** Composition root: loadConfig → openStore → migrate → buildApp → listen; stops gracefully. */
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
+  let config: Config;
   try {
+    const argv = process.argv.slice(2);
     // --help and --version answer and exit before any configuration is read or port opened.
     const args = parseServerArgs(argv);
     if (args.action !== 'run') {
       process.stdout.write(`${args.action === 'help' ? SERVER_USAGE : serverVersion()}\n`);
       return;
     }
-  } catch (err) {
-    if (!(err instanceof ServerArgsError)) throw err;
-    process.stderr.write(`Error: ${err.message}\n\n${SERVER_USAGE}\n`);
-    process.exit(2);
-  }
-  const [
-    { buildApp, buildOperationsApp },
-    { ConfigError, loadConfig },
-    { systemClock },
-    { buildPeriodicJobs },
-    { createLogger, logStartupWarnings },
-    { seedSandboxIssuers },
-    { createServiceDeps },
-    { seedSandboxIdentityProvider },
-    { openDatabaseWhenReachable },
-    { DeliveryWorker },
-  ] = await Promise.all([
-    import('./app.ts'),
-    import('./config.ts'),
-    import('./domain/clock.ts'),
-    import('./jobs/schedule.ts'),
-    import('./logging.ts'),
-    import('./services/trust-registry.ts'),
-    import('./services/deps.ts'),
-    import('./services/sso/sandbox-idp.ts'),
-    import('./store/startup.ts'),
-    import('./webhooks/worker.ts'),
-  ]);
-  let config: Config;
-  try {
     config = loadConfig(process.env, argv);
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    process.exit(1);
+    if (err instanceof ServerArgsError) {
+      process.stderr.write(`Error: ${err.message}\n\n${SERVER_USAGE}\n`);
+      process.exit(2);
+    }
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
   }
 
   const logger = createLogger(config);

@@ -26,20 +26,8 @@ describe('the service command line', () => {
   /** A database path that must stay untouched: the flags that answer and exit open nothing. */
   const UNTOUCHED = join(dir, 'never', 'created.sqlite');
 
-  /**
-   * A module hook that refuses to load fastify: the flags that answer and exit must do so before
-   * the service's modules load (about 2 s of CPU under tsx), which would import it.
-   */
-  const REFUSE_SERVICE = `data:text/javascript,${encodeURIComponent(
-    `import { register } from 'node:module';
-    register('data:text/javascript,' + encodeURIComponent(
-      "export async function resolve(specifier, context, next) {" +
-      " if (specifier === 'fastify') throw new Error('the service was loaded to answer a flag');" +
-      " return next(specifier, context); }"));`,
-  )}`;
-
   function server(args: string[]) {
-    return spawnSync(process.execPath, ['--import', 'tsx', '--import', REFUSE_SERVICE, 'src/main.ts', ...args], {
+    return spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 60_000,
