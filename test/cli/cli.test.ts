@@ -88,6 +88,7 @@ forEachDialect('matricula CLI', (dialect) => {
     assert.equal(list.data.length, 1);
     assert.equal(list.data[0].keyCount, 2);
     const human = await cli('apps', 'list', '--org', org.organization.id);
+    assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, new RegExp(org.application.id));
   });
 

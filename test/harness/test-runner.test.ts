@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { needsOwnProcess, plan, suitesByFolder } from '../../scripts/test.ts';
+import { bundleFiles, needsOwnProcess, plan, suitesByFolder } from '../../scripts/test.ts';
 
 /**
  * `npm test` (scripts/test.ts) runs the suites of a folder in a few shared processes. What it must
@@ -61,4 +61,22 @@ test('the runner sees exactly the suites one folder below test/', () => {
   assert.ok(found.every((file) => /^test\/[^/]+\/[^/]+\.test\.ts$/.test(file)));
   const planned = plan(suitesByFolder()).flatMap((entry) => entry.files);
   assert.equal(planned.length, found.length);
+});
+
+test("the runner's files sort by name into the plan's order, a suite that runs alone included", () => {
+  // node's runner sorts the files it is given by name: the plan's order must survive that.
+  const entries = [
+    { name: 'test/proofs/slow.test.ts', files: ['/r/test/proofs/slow.test.ts'] },
+    { name: 'proofs-1', files: ['/r/test/proofs/a.test.ts', '/r/test/proofs/b.test.ts'] },
+    { name: 'app-1', files: ['/r/test/app/c.test.ts'] },
+  ];
+  const files = bundleFiles(entries, '/r/test-output/bundles');
+  const paths = files.map((file) => file.path);
+  assert.deepEqual([...paths].sort(), paths);
+  assert.ok(paths.every((path) => path.startsWith('/r/test-output/bundles/')));
+  assert.equal(files[0]!.source.split('\n')[1], "import '../../test/proofs/slow.test.ts';");
+  assert.deepEqual(files[1]!.source.split('\n').slice(1, 3), [
+    "import '../../test/proofs/a.test.ts';",
+    "import '../../test/proofs/b.test.ts';",
+  ]);
 });

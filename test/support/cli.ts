@@ -1,6 +1,7 @@
 import { defaultContext, type CliContext } from '../../src/cli/command.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { systemClock } from '../../src/domain/clock.ts';
+import { retryingCatalogueRaces } from './harness.ts';
 
 /** What a `matricula` run gave: its exit code and what it wrote. */
 export interface CliRun {
@@ -22,6 +23,12 @@ export async function runCliInProcess(env: Record<string, string | undefined>, a
     { ...process.env, ...env },
     { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) },
   );
+  // The command migrates the database it opens (a no-op here: the test migrated it) without the
+  // test schema lock, as a spawned CLI does: another file's schema dropped meanwhile fails the
+  // migrator's catalogue query, so that race is retried (test/support/harness.ts).
+  const schema = /search_path(?:=|%3D)(t_[0-9a-f]+)/.exec(env.DATABASE_URL ?? '')?.[1];
+  const open = context.openStore.bind(context);
+  if (schema) context.openStore = () => retryingCatalogueRaces(schema, open);
   const code = await runCli(args, context);
   return { code, stdout, stderr };
 }

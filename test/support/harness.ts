@@ -127,7 +127,7 @@ export async function migratingOnline<T>(schema: string, migrating: () => Promis
   return retryingCatalogueRaces(schema, migrating);
 }
 
-async function retryingCatalogueRaces<T>(schema: string, migrating: () => Promise<T>): Promise<T> {
+export async function retryingCatalogueRaces<T>(schema: string, migrating: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await migrating();
