@@ -166,6 +166,27 @@ function migrationRuns(pending: readonly string[]): Array<{ last: string; transa
  * migration has a `down`, so a target behind the database's state changes nothing).
  */
 export async function migrate(store: Pick<Store, 'db' | 'schema'>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(store);
+    } catch (err) {
+      if (attempt === 5 || !anotherSchemaVanished(err, store.schema)) throw err;
+    }
+  }
+}
+
+/**
+ * Kysely's migrator reads the tables of every schema of the database; a schema another program
+ * drops at that moment (another service sharing the PostgreSQL database, or a test file) fails that
+ * read with 'schema "…" does not exist', naming the other schema. Nothing of ours was changed:
+ * migrating again is safe.
+ */
+export function anotherSchemaVanished(err: unknown, schema: string | undefined): boolean {
+  const named = /schema "([^"]+)" does not exist/.exec(String(err instanceof Error ? err.message : err))?.[1];
+  return named !== undefined && named !== (schema ?? 'public');
+}
+
+async function migrateOnce(store: Pick<Store, 'db' | 'schema'>): Promise<void> {
   const options = { db: store.db, provider, ...(store.schema ? { migrationTableSchema: store.schema } : {}) };
   const pending = (await new Migrator(options).getMigrations()).filter((m) => !m.executedAt).map((m) => m.name);
   for (const run of migrationRuns(pending)) {
