@@ -77,7 +77,7 @@ async function run(dialect: BenchDialect) {
       eventRetentionDays: config.eventRetentionDays,
       ...seedPayloads(NOW.getTime()),
     });
-    await analyze(store.db);
+    await analyze(store.db, dialect);
     const seedSeconds = (performance.now() - seedStart) / 1000;
     const aSession = (
       await store.db.selectFrom('sessions').select('id').where('app_id', '=', appId).limit(1).executeTakeFirstOrThrow()

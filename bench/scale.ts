@@ -111,7 +111,7 @@ async function measure(dialect: BenchDialect, size: number): Promise<Figures> {
       result: config.resultRetentionDays,
       event: config.eventRetentionDays ?? 365,
     });
-    await analyze(store.db);
+    await analyze(store.db, dialect);
     figures.seed_s = (performance.now() - t0) / 1000;
     figures.disk_mb_per_million_sessions = (((await diskBytes(store.db, dialect, database.url)) / size) * 1e6) / 1e6;
 

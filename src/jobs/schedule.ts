@@ -8,6 +8,7 @@ import { purgeExpiredIdempotencyKeys } from '../services/idempotency.ts';
 import { purgeExpiredDashboardSignIns } from '../services/members.ts';
 import { purgeExpiredLoginRows } from '../services/sso/complete.ts';
 import { refreshDueFederations } from '../services/sso/federation.ts';
+import { refreshStatistics } from '../services/planner-statistics.ts';
 import { applyResultRetention } from '../services/redaction.ts';
 import { PeriodicJob } from './periodic.ts';
 
@@ -34,15 +35,20 @@ export function buildPeriodicJobs(input: {
   return [
     job('session-expiry', () => expireDueSessions(services), intervals.sessionExpirySeconds),
     // Rows that only keep a table from growing: idempotent responses past 24 h, and nonces spent
-    // by direct verify past their expiry (whose presentations are stale by then).
+    // by direct verify past their expiry (whose presentations are stale by then). First the
+    // planner's statistics of tables whose size changed tenfold, so that the purges are planned
+    // from the tables as they are now (services/planner-statistics.ts).
     job(
       'expired-rows-purge',
-      async () => ({
-        idempotencyKeys: await purgeExpiredIdempotencyKeys(services),
-        spentNonces: await purgeExpiredSpentNonces(services),
-        dashboardSignIns: await purgeExpiredDashboardSignIns(services),
-        loginRequests: await purgeExpiredLoginRows(services),
-      }),
+      async () => {
+        await refreshStatistics(services);
+        return {
+          idempotencyKeys: await purgeExpiredIdempotencyKeys(services),
+          spentNonces: await purgeExpiredSpentNonces(services),
+          dashboardSignIns: await purgeExpiredDashboardSignIns(services),
+          loginRequests: await purgeExpiredLoginRows(services),
+        };
+      },
       intervals.expiredRowsPurgeSeconds,
     ),
     // RESULT_RETENTION_DAYS: sessions ended longer ago are redacted, old attempt bodies dropped.

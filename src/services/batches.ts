@@ -1,9 +1,16 @@
 /**
  * Work on many rows done in bounded batches (issue 30): each batch is one short transaction, and
- * between two batches the event loop turns, so requests that arrived meanwhile run before the
- * next batch (on SQLite, whose one connection and write lock a long statement would hold for
- * seconds, and on PostgreSQL, where a long DELETE holds its row locks to the end). The sizes are
- * chosen so that a batch's transaction stays well under 50 ms on SQLite.
+ * between two batches the service pauses, so requests that arrived meanwhile run before the next
+ * batch (on SQLite, whose one connection and write lock a long statement would hold, and on
+ * PostgreSQL, where a long DELETE holds its row locks to the end).
+ *
+ * A batch's cost is not its row count: deleting rows spread over an index (spent nonces purged in
+ * expiry order sit at random places of their primary key) rewrites about one page per row, and a
+ * 500-row batch held SQLite for 25–50 ms in a year-sized database where the same batch of
+ * neighbouring rows took 1 ms. So batches are paced by time: a batch that took longer than
+ * `BATCH_TARGET_MS` makes the next one smaller, a quick one lets it grow back to the nominal size,
+ * and after each batch the service pauses as long as the batch took, so that background work holds
+ * the database at most about half of the time and a request waits at most about one batch.
  */
 
 /** Rows per batch of a purge of small rows (spent nonces, idempotent responses, attempt bodies). */
@@ -12,12 +19,32 @@ export const PURGE_BATCH_ROWS = 500;
 export const EVENT_BATCH = 100;
 /** Deliveries per batch when an endpoint is deleted, each with its attempts. */
 export const ENDPOINT_DELIVERY_BATCH = 250;
-/** Batches per run of a periodic job, so that a run (and a stop waiting for it) has an end; the next run carries on. */
+/**
+ * Batches of the nominal size per run of a periodic job, so that a run (and a stop waiting for
+ * it) has an end; the next run carries on. Smaller paced batches share the same row budget.
+ */
 export const MAX_BATCHES_PER_RUN = 200;
+/** How long one batch should hold the database: about an idle request's p99 on SQLite. */
+export const BATCH_TARGET_MS = 4;
+/** The longest pause between two batches (a batch slowed by something else, a checkpoint, a lock). */
+const MAX_PAUSE_MS = 50;
+/** The smallest paced batch. */
+const MIN_BATCH_ROWS = 10;
 
 export interface BatchOptions {
+  /** The nominal (and largest) batch. */
   batchSize?: number;
+  /** At most `maxBatches × batchSize` rows per run. */
   maxBatches?: number;
+}
+
+/** How batches are timed and spaced; tests inject their own. */
+export interface Pacing {
+  /** Milliseconds, monotonic. */
+  now(): number;
+  /** Waits `ms` (0: lets every callback that is ready run first). */
+  pause(ms: number): Promise<void>;
+  targetMs: number;
 }
 
 /** Lets every callback that is ready run (I/O included) before the next batch. */
@@ -25,21 +52,45 @@ export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+export const REAL_PACING: Pacing = {
+  now: () => performance.now(),
+  pause: (ms) => (ms < 1 ? yieldToEventLoop() : new Promise((resolve) => setTimeout(resolve, ms))),
+  targetMs: BATCH_TARGET_MS,
+};
+
+/** The next batch's size after one of `size` rows took `ms`: towards `targetMs`, within [MIN_BATCH_ROWS, nominal]. */
+export function nextBatchSize(size: number, ms: number, nominal: number, targetMs: number): number {
+  const floor = Math.min(MIN_BATCH_ROWS, nominal);
+  if (ms > targetMs) return Math.max(floor, Math.floor((size * targetMs) / ms));
+  if (ms < targetMs / 2) return Math.min(nominal, size * 2);
+  return size;
+}
+
 /**
- * Calls `batch(size)` until one handles fewer rows than `size`, or `maxBatches` have run, turning
- * the event loop between calls. `batch` returns how many rows it looked at (which decides whether
- * another batch may find more) and how many it changed; the total changed is returned.
+ * Calls `batch(size)` until one handles fewer rows than `size`, or the run's row budget
+ * (`maxBatches × batchSize`) is spent, pausing between calls (see above). `batch` returns how
+ * many rows it looked at (which decides whether another batch may find more) and how many it
+ * changed; the total changed is returned.
  */
 export async function inBatches(
   batch: (size: number) => Promise<{ seen: number; changed: number }>,
-  options: { batchSize: number; maxBatches: number },
+  options: { batchSize: number; maxBatches: number; pacing?: Pacing },
 ): Promise<number> {
+  const pacing = options.pacing ?? REAL_PACING;
+  let budget = options.batchSize * options.maxBatches;
+  let size = options.batchSize;
   let changed = 0;
-  for (let n = 0; n < options.maxBatches; n++) {
-    if (n > 0) await yieldToEventLoop();
-    const result = await batch(options.batchSize);
+  let lastMs = -1;
+  while (budget > 0) {
+    if (lastMs >= 0) await pacing.pause(Math.min(lastMs, MAX_PAUSE_MS));
+    const asked = Math.min(size, budget);
+    const started = pacing.now();
+    const result = await batch(asked);
+    lastMs = pacing.now() - started;
     changed += result.changed;
-    if (result.seen < options.batchSize) break;
+    budget -= result.seen;
+    if (result.seen < asked) break;
+    size = nextBatchSize(asked, lastMs, options.batchSize, pacing.targetMs);
   }
   return changed;
 }
@@ -47,13 +98,17 @@ export async function inBatches(
 /** A purge: `deleteBatch(limit)` deletes at most `limit` rows and says how many, until none are left. */
 export function purgeInBatches(
   deleteBatch: (limit: number) => Promise<number>,
-  options: BatchOptions = {},
+  options: BatchOptions & { pacing?: Pacing } = {},
 ): Promise<number> {
   return inBatches(
     async (size) => {
       const deleted = await deleteBatch(size);
       return { seen: deleted, changed: deleted };
     },
-    { batchSize: options.batchSize ?? PURGE_BATCH_ROWS, maxBatches: options.maxBatches ?? MAX_BATCHES_PER_RUN },
+    {
+      batchSize: options.batchSize ?? PURGE_BATCH_ROWS,
+      maxBatches: options.maxBatches ?? MAX_BATCHES_PER_RUN,
+      pacing: options.pacing,
+    },
   );
 }

@@ -14,6 +14,7 @@ import {
 import pg from 'pg';
 import {
   allowDirectReads,
+  capabilitiesOf,
   ImmediateSqliteDriver,
   POSTGRES,
   PreparingPgClient,
@@ -168,11 +169,21 @@ function migrationRuns(pending: readonly string[]): Array<{ last: string; transa
 export async function migrate(store: Pick<Store, 'db' | 'schema'>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await migrateOnce(store);
+      await migrateOnce(store);
+      break;
     } catch (err) {
       if (attempt === 5 || !anotherSchemaVanished(err, store.schema)) throw err;
     }
   }
+  await refreshPlannerStatistics(store.db);
+}
+
+/**
+ * Renews the query planner's statistics of tables whose size changed much since they were taken
+ * (SQLite; PostgreSQL's autovacuum does it itself): store/dialect.ts, `refreshStatistics`.
+ */
+export function refreshPlannerStatistics(db: Db): Promise<void> {
+  return capabilitiesOf(db).refreshStatistics(db);
 }
 
 /**

@@ -45,9 +45,9 @@ export async function nonceStanding(
   return { sessionNonce: Boolean(row.session_nonce), spent: Boolean(row.spent) };
 }
 
-/** Deletes at most `limit` of the rows that expired before `now` (one batch); returns how many went. */
-export async function purgeSpentNoncesBefore(db: Db, now: string, limit: number): Promise<number> {
-  const result = await db
+/** The DELETE of one purge batch: at most `limit` of the rows that expired before `now`. */
+export function spentNoncesPurgeBatch(db: Db, now: string, limit: number) {
+  return db
     .deleteFrom('spent_nonces')
     .where((eb) =>
       eb(
@@ -61,7 +61,11 @@ export async function purgeSpentNoncesBefore(db: Db, now: string, limit: number)
           .limit(limit)
           .$asTuple('org_id', 'nonce_hash'),
       ),
-    )
-    .executeTakeFirst();
+    );
+}
+
+/** Deletes at most `limit` of the rows that expired before `now` (one batch); returns how many went. */
+export async function purgeSpentNoncesBefore(db: Db, now: string, limit: number): Promise<number> {
+  const result = await spentNoncesPurgeBatch(db, now, limit).executeTakeFirst();
   return Number(result.numDeletedRows);
 }

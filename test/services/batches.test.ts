@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { inBatches, nextBatchSize, purgeInBatches, type Pacing } from '../../src/services/batches.ts';
+
+/**
+ * services/batches.ts: background work in batches paced by time (issue 30). A batch's cost is not
+ * its row count (scattered deletes rewrite a page per row; a checkpoint can land in any commit),
+ * so a slow batch makes the next smaller, quick ones let it grow back to the nominal size, and
+ * the service pauses as long as a batch took. The clock here is the test's: each batch says how
+ * long it "took".
+ */
+function fakePacing(targetMs = 4): Pacing & { at: number; pauses: number[] } {
+  const pacing = {
+    at: 0,
+    pauses: [] as number[],
+    targetMs,
+    now: () => pacing.at,
+    pause: async (ms: number) => {
+      pacing.pauses.push(ms);
+    },
+  };
+  return pacing;
+}
+
+describe('batches paced by time', () => {
+  test('the next size: towards the target, never above the nominal size nor below 10 rows', () => {
+    assert.equal(nextBatchSize(500, 20, 500, 4), 100, 'five times too slow: a fifth');
+    assert.equal(nextBatchSize(500, 400, 500, 4), 10, 'never below 10 rows');
+    assert.equal(nextBatchSize(4, 400, 4, 4), 4, 'nor below a nominal size smaller than that');
+    assert.equal(nextBatchSize(100, 1, 500, 4), 200, 'quick: doubles');
+    assert.equal(nextBatchSize(400, 1, 500, 4), 500, 'up to the nominal size');
+    assert.equal(nextBatchSize(100, 3, 500, 4), 100, 'near the target: stays');
+  });
+
+  test('a slow batch shrinks the next; quick ones grow back; each pause is as long as the batch took', async () => {
+    const pacing = fakePacing();
+    const asked: number[] = [];
+    const took = [40, 1, 1, 1, 1, 1];
+    let left = 1_750;
+    const changed = await inBatches(
+      async (size) => {
+        asked.push(size);
+        const n = Math.min(size, left);
+        left -= n;
+        pacing.at += took.shift() ?? 1;
+        return { seen: n, changed: n };
+      },
+      { batchSize: 500, maxBatches: 10, pacing },
+    );
+    assert.equal(changed, 1_750);
+    assert.deepEqual(asked, [500, 50, 100, 200, 400, 500, 500], 'the last finds none left: the run ends');
+    assert.deepEqual(pacing.pauses, [40, 1, 1, 1, 1, 1]);
+  });
+
+  test('a pause lasts at most 50 ms, whatever held the batch up', async () => {
+    const pacing = fakePacing();
+    let calls = 0;
+    await inBatches(
+      async (size) => {
+        pacing.at += 1_000;
+        return { seen: ++calls < 3 ? size : 0, changed: 0 };
+      },
+      { batchSize: 10, maxBatches: 10, pacing },
+    );
+    assert.deepEqual(pacing.pauses, [50, 50]);
+  });
+
+  test('a run handles at most maxBatches × batchSize rows, in however many smaller batches', async () => {
+    const pacing = fakePacing();
+    const asked: number[] = [];
+    const changed = await purgeInBatches(
+      async (limit) => {
+        asked.push(limit);
+        pacing.at += 8;
+        return limit;
+      },
+      { batchSize: 100, maxBatches: 3, pacing },
+    );
+    assert.equal(changed, 300);
+    assert.deepEqual(asked, [100, 50, 25, 12, ...Array<number>(11).fill(10), 3]);
+  });
+
+  test('a batch that finds fewer rows than it asked for ends the run', async () => {
+    const pacing = fakePacing();
+    const asked: number[] = [];
+    const changed = await purgeInBatches(
+      async (limit) => {
+        asked.push(limit);
+        return asked.length === 2 ? 7 : limit;
+      },
+      { batchSize: 20, pacing },
+    );
+    assert.equal(changed, 27);
+    assert.deepEqual(asked, [20, 20]);
+    assert.deepEqual(pacing.pauses, [0]);
+  });
+});
