@@ -1,10 +1,10 @@
 import { toReportedClaims } from '../domain/claims.ts';
 import type { Session, SessionResult } from '../domain/session.ts';
-import { OPEN_STATUSES, statusesLeadingTo, type SessionStatus } from '../domain/session-state.ts';
+import { OPEN_STATUSES, SESSION_STATUSES, statusesLeadingTo, type SessionStatus } from '../domain/session-state.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import { prepareQuery } from './prepared.ts';
 import type { SessionsTable } from './schema.ts';
 
@@ -130,31 +130,39 @@ export interface SessionFilter {
 }
 
 /**
- * The page of sessions that match either query (never both), newest first: each is read in id
- * order with its own limit through its own index (sessions by status, migration 0016), and the
- * two short lists are merged. One query with an OR of both would read every match of the
+ * The page of sessions that match any of `branches` (disjoint queries), newest first: each branch
+ * reads only ids, in id order with its own limit, through its own index (sessions by status,
+ * migration 0016; an index-only read on PostgreSQL), the short lists are merged, and the page's
+ * rows are read by id. One query with an OR of the branches would read every match of the
  * organization to sort them.
  */
-async function pageOfEither(
-  db: Db,
-  branches: [SessionsQuery, SessionsQuery],
-  page: PageRequest,
-): Promise<Page<Session>> {
-  const [a, b] = branches.map((branch) => {
+async function pageOfAny(db: Db, branches: SessionsQuery[], page: PageRequest): Promise<Page<Session>> {
+  const lists = branches.map((branch, i) => {
     const after = page.startingAfter === undefined ? branch : branch.where('id', '<', page.startingAfter);
-    return after.orderBy('id', 'desc').limit(page.limit + 1);
+    return db
+      .selectFrom(
+        after
+          .select('id')
+          .orderBy('id', 'desc')
+          .limit(page.limit + 1)
+          .as(`b${i}`),
+      )
+      .select('id');
   });
+  const merged = lists.slice(1).reduce((all, list) => all.unionAll(list), lists[0]);
   const rows = await db
-    .selectFrom(
-      db
-        .selectFrom(a.as('a'))
-        .selectAll()
-        .unionAll(db.selectFrom(b.as('b')).selectAll())
-        .as('s'),
-    )
+    .selectFrom('sessions')
     .selectAll()
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom(merged.as('m'))
+        .select('id')
+        .orderBy('id', 'desc')
+        .limit(page.limit + 1),
+    )
     .orderBy('id', 'desc')
-    .limit(page.limit + 1)
     .execute();
   const hasMore = rows.length > page.limit;
   const items = rows.slice(0, page.limit).map(toSession);
@@ -163,21 +171,21 @@ async function pageOfEither(
 
 type SessionsQuery = ReturnType<typeof sessionsOf>;
 
+/** The sessions of the filter's organization and environment (and application, if given); nothing selected yet. */
 function sessionsOf(db: Db, filter: SessionFilter) {
   const query = db
     .selectFrom('sessions')
-    .selectAll()
     .where('org_id', '=', filter.orgId)
     .where('environment', '=', filter.environment);
   return filter.appId ? query.where('app_id', '=', filter.appId) : query;
 }
 
 export async function listSessions(db: Db, filter: SessionFilter, page: PageRequest): Promise<Page<Session>> {
-  let query = sessionsOf(db, filter);
+  const query = sessionsOf(db, filter);
   const now = filter.now.toISOString();
   // Filters see expiry exactly as reads do: an open session past expiresAt is "expired".
   if (filter.status === 'expired') {
-    return pageOfEither(
+    return pageOfAny(
       db,
       [
         query.where('status', '=', 'expired'),
@@ -186,11 +194,22 @@ export async function listSessions(db: Db, filter: SessionFilter, page: PageRequ
       page,
     );
   } else if (filter.status === 'pending' || filter.status === 'consented') {
-    query = query.where('status', '=', filter.status).where('expires_at', '>', now);
+    const open = query.where('status', '=', filter.status).where('expires_at', '>', now);
+    return fetchPage(open.selectAll(), 'id', page, toSession);
   } else if (filter.status) {
-    query = query.where('status', '=', filter.status);
+    return fetchPage(query.where('status', '=', filter.status).selectAll(), 'id', page, toSession);
+  } else if (filter.appId) {
+    // An application's sessions in id order: its own index (app_id, id), which the day counts of
+    // the funnel use too (store/funnel.ts).
+    return fetchPage(query.selectAll(), 'id', page, toSession);
   }
-  return fetchPage(query, 'id', page, toSession);
+  // The organization's: one ordered read per status (migration 0022 dropped the index of
+  // (org_id, environment, id) that held every session once more).
+  return pageOfAny(
+    db,
+    SESSION_STATUSES.map((status) => query.where('status', '=', status)),
+    page,
+  );
 }
 
 export interface Transition {
@@ -235,17 +254,25 @@ export async function recordFailedAttempt(db: Db, id: string, at: string): Promi
   return row ? Number(row.failed_attempts) : undefined;
 }
 
-/** Open sessions whose expiry has passed, oldest first. */
-export async function dueForExpiry(db: Db, now: Date, limit: number): Promise<Session[]> {
-  const rows = await db
+/**
+ * The query of {@link dueForExpiry}: the open sessions past their deadline, through the partial
+ * index of exactly the open sessions (migration 0022), whose condition it states as the index
+ * does, literals and all: a planner proves a partial index usable from the query's text, never
+ * from a bound parameter (a prepared statement's generic plan would scan instead).
+ */
+export function sessionsDueForExpiry(db: Db, now: string, limit: number) {
+  return db
     .selectFrom('sessions')
     .selectAll()
-    .where('status', 'in', ['pending', 'consented'])
-    .where('expires_at', '<=', now.toISOString())
+    .where(sql<boolean>`status in ('pending', 'consented')`)
+    .where('expires_at', '<=', now)
     .orderBy('expires_at')
-    .limit(limit)
-    .execute();
-  return rows.map(toSession);
+    .limit(limit);
+}
+
+/** Open sessions whose expiry has passed, oldest first. */
+export async function dueForExpiry(db: Db, now: Date, limit: number): Promise<Session[]> {
+  return (await sessionsDueForExpiry(db, now.toISOString(), limit).execute()).map(toSession);
 }
 
 /**

@@ -17,6 +17,7 @@ import * as credentialProfiles from './0015_credential_profiles.ts';
 import * as scaleIndexes from './0016_scale_indexes.ts';
 import * as identityFederations from './0019_identity_federations.ts';
 import * as sessionCounts from './0021_session_counts.ts';
+import * as sessionIndexDiet from './0022_session_index_diet.ts';
 
 /**
  * A migration; one that exports `transactional = false` runs outside a transaction on PostgreSQL
@@ -44,4 +45,5 @@ export const MIGRATIONS: Record<string, MigrationModule> = {
   '0016_scale_indexes': scaleIndexes,
   '0019_identity_federations': identityFederations,
   '0021_session_counts': sessionCounts,
+  '0022_session_index_diet': sessionIndexDiet,
 };

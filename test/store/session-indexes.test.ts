@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CompiledQuery, sql, type Compilable } from 'kysely';
+import { OPEN_STATUSES, SESSION_STATUSES } from '../../src/domain/session-state.ts';
+import { listSessions, sessionsDueForExpiry } from '../../src/store/sessions.ts';
+import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
+
+/**
+ * Migration 0022 (issue 30, disk per million sessions): the expiry job reads open sessions through
+ * a partial index of the open ones alone, and the organization's unfiltered list merges one
+ * ordered read per status instead of an index of every session by (org_id, environment, id).
+ * Over a table of ended sessions: the expiry read's plan (a prepared statement's generic plan on
+ * PostgreSQL, which cannot prove a partial index from a bound parameter) uses the partial index,
+ * and the merged list pages through every session exactly once, newest first.
+ */
+const ENDED = 3_000;
+
+forEachDialect('session indexes of migration 0022', (dialect) => {
+  let h: Harness;
+  let tenant: Tenant;
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
+
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const id = (n: number) => `sess_${String(n).padStart(26, '0')}`;
+
+  /** `count` sessions of the tenant from number `from` on, statuses in turn, each `expiresAt`. */
+  async function insert(from: number, count: number, statuses: readonly string[], expiresAt: string) {
+    const at = iso(h.clock.now().getTime() - 60_000);
+    for (let start = 0; start < count; start += 500) {
+      const rows = Array.from({ length: Math.min(500, count - start) }, (_, i) => {
+        const n = from + start + i;
+        return {
+          id: id(n),
+          app_id: tenant.appId,
+          org_id: tenant.orgId,
+          environment: 'sandbox' as const,
+          status: statuses[n % statuses.length] as (typeof SESSION_STATUSES)[number],
+          challenge_nonce: `nonce-${n}`,
+          purpose: 'p',
+          required_claims: '[]',
+          metadata: null,
+          client_reference: null,
+          verified: null,
+          result: null,
+          expires_at: expiresAt,
+          created_at: at,
+          updated_at: at,
+          consented_at: null,
+          completed_at: null,
+          redacted_at: null,
+        };
+      });
+      await h.store.db.insertInto('sessions').values(rows).execute();
+    }
+  }
+
+  async function plan(query: Compilable): Promise<string> {
+    const compiled = query.compile();
+    if (dialect === 'sqlite') {
+      const { rows } = await h.store.db.executeQuery<{ detail: string }>(
+        CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]),
+      );
+      return rows.map((row) => row.detail).join('\n');
+    }
+    // The generic plan a named prepared statement settles on, as the service's pool runs it.
+    return h.store.db.connection().execute(async (connection) => {
+      await sql`set plan_cache_mode = force_generic_plan`.execute(connection);
+      try {
+        await sql.raw(`prepare due_probe as ${compiled.sql}`).execute(connection);
+        const values = compiled.parameters.map((value) => `'${String(value)}'`).join(', ');
+        const { rows } = await sql
+          .raw<{ 'QUERY PLAN': string }>(`explain execute due_probe(${values})`)
+          .execute(connection);
+        return rows.map((row) => row['QUERY PLAN']).join('\n');
+      } finally {
+        await sql`deallocate due_probe`.execute(connection).catch(() => undefined);
+        await sql`reset plan_cache_mode`.execute(connection);
+      }
+    });
+  }
+
+  test('the expiry job reads the open sessions through the partial index, and only those due', async () => {
+    const now = h.clock.now().getTime();
+    await insert(1, ENDED, ['completed', 'expired', 'cancelled', 'declined'], iso(now - 3_600_000));
+    await insert(ENDED + 1, 4, OPEN_STATUSES, iso(now - 1));
+    await insert(ENDED + 5, 4, OPEN_STATUSES, iso(now + 600_000));
+    await sql`analyze`.execute(h.store.db);
+    const query = sessionsDueForExpiry(h.store.db, iso(now), 100);
+    assert.match(await plan(query), /sessions_open_due/);
+    assert.doesNotMatch(await plan(query), /SCAN sessions$|Seq Scan on sessions/m);
+    assert.deepEqual(
+      (await query.execute()).map((row) => row.id),
+      [1, 2, 3, 4].map((n) => id(ENDED + n)),
+    );
+  });
+
+  test("the organization's unfiltered list pages through every session once, newest first", async () => {
+    const rows = await h.store.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('org_id', '=', tenant.orgId)
+      .orderBy('id', 'desc')
+      .execute();
+    const want = rows.map((row) => row.id);
+    assert.ok(want.length > 3_000, 'the sessions of the test before, of every status');
+    for (const limit of [1, 7, 100]) {
+      const seen: string[] = [];
+      let startingAfter: string | undefined;
+      for (;;) {
+        const page = await listSessions(
+          h.store.db,
+          { orgId: tenant.orgId, environment: 'sandbox', now: h.clock.now() },
+          { limit, startingAfter },
+        );
+        seen.push(...page.items.map((s) => s.id));
+        assert.ok(page.items.length <= limit);
+        if (!page.hasMore) break;
+        assert.equal(page.items.length, limit);
+        assert.equal(page.nextCursor, page.items[page.items.length - 1].id);
+        startingAfter = page.nextCursor!;
+        if (limit === 1 && seen.length >= 50) break;
+      }
+      assert.deepEqual(seen, want.slice(0, seen.length), `limit ${limit}`);
+      if (limit !== 1) assert.equal(seen.length, want.length, `limit ${limit}: every session`);
+    }
+  });
+
+  test('the indexes it replaced are gone', async () => {
+    const names =
+      dialect === 'sqlite'
+        ? await sql<{
+            name: string;
+          }>`select name from sqlite_master where type = 'index' and tbl_name = 'sessions'`.execute(h.store.db)
+        : await sql<{ name: string }>`select indexname as name from pg_indexes
+            where schemaname = current_schema() and tablename = 'sessions'`.execute(h.store.db);
+    const indexes = names.rows.map((row) => row.name);
+    assert.ok(indexes.includes('sessions_open_due'));
+    assert.ok(!indexes.includes('sessions_open_expiry'));
+    assert.ok(!indexes.includes('sessions_org_env'));
+  });
+});
