@@ -13,6 +13,9 @@
  */
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
+import { redactedResult } from '../src/domain/redaction.ts';
+import type { SessionResult } from '../src/domain/session.ts';
+import { storedResultJson } from '../src/store/sessions.ts';
 
 export const DAY_MS = 86_400_000;
 const YEAR_MS = 365 * DAY_MS;
@@ -45,7 +48,7 @@ export interface SeedOptions {
 export function seedPayloads(now: number): Pick<SeedOptions, 'eventData' | 'resultJson' | 'redactedResultJson'> {
   const university = { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' };
   const claims = { is_active_student: true, academic_level: null, valid_until: null };
-  const result = {
+  const result: SessionResult = {
     verified: true,
     format: 'sd-jwt-vc',
     university,
@@ -69,12 +72,9 @@ export function seedPayloads(now: number): Pick<SeedOptions, 'eventData' | 'resu
       }),
       'verification.redacted': JSON.stringify({ sessionId: 'SESSION_ID', redactedAt: new Date(now).toISOString() }),
     },
-    resultJson: JSON.stringify(result),
-    redactedResultJson: JSON.stringify({
-      ...result,
-      university: null,
-      claims: { is_active_student: null, academic_level: null, valid_until: null },
-    }),
+    // As the service writes them (store/sessions.ts), redaction's result as domain/redaction.ts makes it.
+    resultJson: storedResultJson(result),
+    redactedResultJson: storedResultJson(redactedResult(result)),
   };
 }
 
