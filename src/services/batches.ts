@@ -52,7 +52,7 @@ export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-export const REAL_PACING: Pacing = {
+const REAL_PACING: Pacing = {
   now: () => performance.now(),
   pause: (ms) => (ms < 1 ? yieldToEventLoop() : new Promise((resolve) => setTimeout(resolve, ms))),
   targetMs: BATCH_TARGET_MS,
