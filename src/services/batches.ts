@@ -10,8 +10,11 @@
  * neighbouring rows took 1 ms. So batches are paced by time: a batch that took longer than
  * `BATCH_TARGET_MS` makes the next one smaller, a quick one lets it grow back to the nominal size,
  * and after each batch the service pauses as long as the batch took, so that background work holds
- * the database at most about half of the time and a request waits at most about one batch.
+ * the database at most about half of the time and a request waits at most about one batch. While a
+ * run lasts, the store does what its dialect needs to keep requests quick beside it (SQLite
+ * checkpoints its write-ahead log in small steps: store/dialect.ts, `duringBatches`).
  */
+import { duringBatches, type Db } from '../store/db.ts';
 
 /** Rows per batch of a purge of small rows (spent nonces, idempotent responses, attempt bodies). */
 export const PURGE_BATCH_ROWS = 500;
@@ -66,15 +69,31 @@ export function nextBatchSize(size: number, ms: number, nominal: number, targetM
   return size;
 }
 
+/** A run of batches: its sizes, and the store the batches write (null: one they do not). */
+export interface RunOptions {
+  batchSize: number;
+  maxBatches: number;
+  db: Db | null;
+  pacing?: Pacing;
+}
+
 /**
  * Calls `batch(size)` until one handles fewer rows than `size`, or the run's row budget
  * (`maxBatches × batchSize`) is spent, pausing between calls (see above). `batch` returns how
  * many rows it looked at (which decides whether another batch may find more) and how many it
  * changed; the total changed is returned.
  */
-export async function inBatches(
+export function inBatches(
   batch: (size: number) => Promise<{ seen: number; changed: number }>,
-  options: { batchSize: number; maxBatches: number; pacing?: Pacing },
+  options: RunOptions,
+): Promise<number> {
+  const run = () => batchesOf(batch, options);
+  return options.db ? duringBatches(options.db, run) : run();
+}
+
+async function batchesOf(
+  batch: (size: number) => Promise<{ seen: number; changed: number }>,
+  options: RunOptions,
 ): Promise<number> {
   const pacing = options.pacing ?? REAL_PACING;
   let budget = options.batchSize * options.maxBatches;
@@ -98,7 +117,7 @@ export async function inBatches(
 /** A purge: `deleteBatch(limit)` deletes at most `limit` rows and says how many, until none are left. */
 export function purgeInBatches(
   deleteBatch: (limit: number) => Promise<number>,
-  options: BatchOptions & { pacing?: Pacing } = {},
+  options: BatchOptions & Pick<RunOptions, 'db' | 'pacing'>,
 ): Promise<number> {
   return inBatches(
     async (size) => {
@@ -108,6 +127,7 @@ export function purgeInBatches(
     {
       batchSize: options.batchSize ?? PURGE_BATCH_ROWS,
       maxBatches: options.maxBatches ?? MAX_BATCHES_PER_RUN,
+      db: options.db,
       pacing: options.pacing,
     },
   );

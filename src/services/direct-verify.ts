@@ -120,5 +120,5 @@ export async function purgeExpiredSpentNonces(
   options: BatchOptions = {},
 ): Promise<number> {
   const now = deps.clock.now().toISOString();
-  return purgeInBatches((limit) => purgeSpentNoncesBefore(deps.db, now, limit), options);
+  return purgeInBatches((limit) => purgeSpentNoncesBefore(deps.db, now, limit), { ...options, db: deps.db });
 }

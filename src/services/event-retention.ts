@@ -27,6 +27,10 @@ export async function applyEventRetention(
       after = batch.lastId;
       return { seen: batch.seen, changed: batch.deleted };
     },
-    { batchSize: options.batchSize ?? EVENT_BATCH, maxBatches: options.maxBatches ?? MAX_BATCHES_PER_RUN },
+    {
+      batchSize: options.batchSize ?? EVENT_BATCH,
+      maxBatches: options.maxBatches ?? MAX_BATCHES_PER_RUN,
+      db: deps.db,
+    },
   );
 }

@@ -15,7 +15,7 @@ export async function purgeExpiredIdempotencyKeys(
   options: BatchOptions = {},
 ): Promise<number> {
   const cutoff = new Date(deps.clock.now().getTime() - IDEMPOTENCY_TTL_MS).toISOString();
-  return purgeInBatches((limit) => purgeIdempotencyBefore(deps.db, cutoff, limit), options);
+  return purgeInBatches((limit) => purgeIdempotencyBefore(deps.db, cutoff, limit), { ...options, db: deps.db });
 }
 
 /**

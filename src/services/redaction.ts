@@ -112,11 +112,14 @@ export async function applyResultRetention(
     sessions += redacted;
     if (due.length < batchSize) break;
   }
-  const attemptBodies = await purgeInBatches(async (limit) => {
-    const cleared = await clearAttemptBodiesBefore(deps.db, cutoff, limit);
-    if (cleared > 0) await afterRedactionBatch(deps.db);
-    return cleared;
-  }, options.attemptBodies);
+  const attemptBodies = await purgeInBatches(
+    async (limit) => {
+      const cleared = await clearAttemptBodiesBefore(deps.db, cutoff, limit);
+      if (cleared > 0) await afterRedactionBatch(deps.db);
+      return cleared;
+    },
+    { ...options.attemptBodies, db: deps.db },
+  );
   await afterRetentionSweep(deps.db, sessions > 0 ? REDACTION_TABLES : attemptBodies > 0 ? ['webhook_attempts'] : []);
   return { sessions, attemptBodies };
 }

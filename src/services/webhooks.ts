@@ -227,6 +227,7 @@ export async function deleteEndpointFor(
   await purgeInBatches((limit) => deleteEndpointDeliveries(deps.db, endpoint.id, limit), {
     batchSize: options.batchSize ?? ENDPOINT_DELIVERY_BATCH,
     maxBatches: Number.POSITIVE_INFINITY,
+    db: deps.db,
   });
   await deps.db.transaction().execute((trx) => deleteEndpoint(trx, endpoint.id));
   return { id: endpoint.id, deletedAt: deps.clock.now().toISOString() };

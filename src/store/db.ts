@@ -19,6 +19,7 @@ import {
   POSTGRES,
   PreparingPgClient,
   SQLITE,
+  WAL_CHECKPOINT_PAGES,
   type PreparingPgConfig,
   type DialectCapabilities,
 } from './dialect.ts';
@@ -81,6 +82,8 @@ function openSqlite(url: string): Store {
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
+  // SQLite's default, stated: lowered while background batches run (store/dialect.ts).
+  database.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
   // Deleted and overwritten content is zeroed in the file, not left in free space: a redacted
   // session's old values must not be readable there (store/erasure.ts empties the WAL).
   database.pragma('secure_delete = ON');
@@ -184,6 +187,11 @@ export async function migrate(store: Pick<Store, 'db' | 'schema'>): Promise<void
  */
 export function refreshPlannerStatistics(db: Db): Promise<void> {
   return capabilitiesOf(db).refreshStatistics(db);
+}
+
+/** Runs a run of background batches on `db` as its dialect keeps requests quick meanwhile (store/dialect.ts). */
+export function duringBatches<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  return capabilitiesOf(db).duringBatches(db, work);
 }
 
 /**

@@ -45,7 +45,7 @@ describe('batches paced by time', () => {
         pacing.at += took.shift() ?? 1;
         return { seen: n, changed: n };
       },
-      { batchSize: 500, maxBatches: 10, pacing },
+      { batchSize: 500, maxBatches: 10, db: null, pacing },
     );
     assert.equal(changed, 1_750);
     assert.deepEqual(asked, [500, 50, 100, 200, 400, 500, 500], 'the last finds none left: the run ends');
@@ -60,7 +60,7 @@ describe('batches paced by time', () => {
         pacing.at += 1_000;
         return { seen: ++calls < 3 ? size : 0, changed: 0 };
       },
-      { batchSize: 10, maxBatches: 10, pacing },
+      { batchSize: 10, maxBatches: 10, db: null, pacing },
     );
     assert.deepEqual(pacing.pauses, [50, 50]);
   });
@@ -74,7 +74,7 @@ describe('batches paced by time', () => {
         pacing.at += 8;
         return limit;
       },
-      { batchSize: 100, maxBatches: 3, pacing },
+      { batchSize: 100, maxBatches: 3, db: null, pacing },
     );
     assert.equal(changed, 300);
     assert.deepEqual(asked, [100, 50, 25, 12, ...Array<number>(11).fill(10), 3]);
@@ -88,7 +88,7 @@ describe('batches paced by time', () => {
         asked.push(limit);
         return asked.length === 2 ? 7 : limit;
       },
-      { batchSize: 20, pacing },
+      { batchSize: 20, db: null, pacing },
     );
     assert.equal(changed, 27);
     assert.deepEqual(asked, [20, 20]);
