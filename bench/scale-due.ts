@@ -19,22 +19,26 @@ export async function diskBytes(db: Kysely<any>, dialect: BenchDialect, url: str
   return statSync(path).size;
 }
 
-/** The fixed due work of one job interval, which does not grow with the size. */
+/**
+ * The fixed due work of one job interval, which does not grow with the size. `round` (0, 1, …)
+ * keeps the rows of each round distinct, so that the jobs can be measured over several rounds.
+ */
 export async function dueWork(
   db: Kysely<any>,
   tenant: { orgId: string; appId: string },
   now: number,
   days: { result: number; event: number },
+  round = 0,
 ) {
   const iso = (ms: number) => new Date(ms).toISOString();
-  const id = (prefix: string, n: number) => `${prefix}_zz${String(n).padStart(24, '0')}`;
+  const id = (prefix: string, n: number) => `${prefix}_zz${String(round * 1000 + n).padStart(24, '0')}`;
   const session = (n: number, createdMs: number) => ({
     id: id('sess', n),
     app_id: tenant.appId,
     org_id: tenant.orgId,
     environment: 'sandbox',
     status: 'pending',
-    challenge_nonce: `due-${n}`,
+    challenge_nonce: `due-${round}-${n}`,
     purpose: 'Benchmark',
     required_claims: '["is_active_student"]',
     metadata: '{"customer":"due"}',
@@ -58,7 +62,7 @@ export async function dueWork(
   ];
   await db.insertInto('sessions').values(sessions).execute();
   const old = now - (days.event + 1) * DAY_MS;
-  const events = Array.from({ length: 20 }, (_, n) => `evt_${idTime(old)}${String(n).padStart(16, '0')}`);
+  const events = Array.from({ length: 20 }, (_, n) => `evt_${idTime(old)}${String(round * 100 + n).padStart(16, '0')}`);
   await db
     .insertInto('events')
     .values(
@@ -115,7 +119,7 @@ export async function dueWork(
     .values(
       Array.from({ length: 50 }, (_, n) => ({
         org_id: tenant.orgId,
-        nonce_hash: `due-${n}`,
+        nonce_hash: `due-${round}-${n}`,
         spent_at: iso(now - 3_600_000),
         expires_at: iso(now - 60_000),
       })),
@@ -126,7 +130,7 @@ export async function dueWork(
     .values(
       Array.from({ length: 50 }, (_, n) => ({
         scope: `bench:${tenant.orgId}`,
-        idempotency_key: `due-${n}`,
+        idempotency_key: `due-${round}-${n}`,
         fingerprint: 'x',
         status_code: 200,
         response_body: '{}',

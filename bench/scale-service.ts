@@ -105,15 +105,18 @@ export function backgroundLoad(origin: string, headers: Record<string, string>, 
       samples.push({ at: end, ms: end - t0 });
     }
   });
+  /** The p99 of the requests that ended within any of `windows` ([from, to] in performance.now()). */
+  const p99In = (windows: Array<[number, number]>) =>
+    percentile(
+      samples
+        .filter((s) => windows.some(([from, to]) => s.at >= from && s.at <= to))
+        .map((s) => s.ms)
+        .sort((a, b) => a - b),
+      99,
+    ) ?? 0;
   return {
-    p99Between: (from: number, to: number) =>
-      percentile(
-        samples
-          .filter((s) => s.at >= from && s.at <= to)
-          .map((s) => s.ms)
-          .sort((a, b) => a - b),
-        99,
-      ) ?? 0,
+    p99In,
+    p99Between: (from: number, to: number) => p99In([[from, to]]),
     stop: async () => {
       running = false;
       await Promise.all(workers);

@@ -3,7 +3,8 @@
  * year of use, and the ratio of each figure, large over small. A flat service has ratios near 1.
  *
  *   node --import tsx bench/scale.ts [--sessions 1000,1000000] [--database sqlite,postgres]
- *       [--service-root DIR] [--seed-root DIR] [--requests 200] [--backlog 10000] [--json]
+ *       [--service-root DIR] [--seed-root DIR] [--requests 200] [--backlog 10000] [--job-rounds 7]
+ *       [--json]
  *
  * Per database and size: an empty database migrated by `--seed-root`'s migrations (default the
  * service root; timed), seeded by bench/scale-seed.ts (a year of sessions, their events, deliveries
@@ -17,16 +18,18 @@
  * - requests (p50 and p99 of `--requests`, 4 in flight): get and create session, list sessions
  *   (first page, a page 1000 deep by cursor, each status, one application), list events (first,
  *   deep, each `?event=`, one application), keys, webhooks, deliveries (and by status), app details;
- * - each periodic job: its run with the due work above, then its runs with nothing due (median of
- *   the runs in one second), and the API's p99 (gets and creates, 2 in flight) while it runs, over
- *   the p99 of the same load with no job running;
+ * - each periodic job: its run with the due work above, the median of `--job-rounds` rounds each
+ *   with fresh due work (the first round's alone as `job_*_first_ms`), then its runs with nothing
+ *   due (median of the runs in one second), and the API's p99 (gets and creates, 2 in flight) while
+ *   it runs, over the p99 of the same load with no job running;
  * - a purge burst: size/5 spent nonces past their expiry at once (the API's p99 during it);
  * - the delivery worker: `--backlog` deliveries due to 20 endpoints of the tenant, disabled while
  *   they are written and then enabled through the API; deliveries per second to a local receiver;
  * - disk: the database's size per million sessions.
  * The table shows each figure at each size and the ratio. `--json` ends with one object: every
  * figure per database and size, `worst_ratio` (the largest large/small ratio of a request's p50 or
- * a job's run time; the burst excluded, its work grows with the size by construction) and
+ * a job's run time, lists with a filter excepted; the burst excluded, its work grows with the size
+ * by construction), `worst_filtered_ratio` (the same over the lists with a filter) and
  * `api_p99_during_jobs_ratio` (the API's p99 during the slowest job, the burst included, over the
  * idle p99, at the largest size). PostgreSQL uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a
  * schema of its own, dropped after). Figures are printed, never asserted.
@@ -51,6 +54,7 @@ const { values } = parseArgs({
     'seed-root': { type: 'string' },
     requests: { type: 'string', default: '200' },
     backlog: { type: 'string', default: '10000' },
+    'job-rounds': { type: 'string', default: '7' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -59,6 +63,7 @@ const SERVICE_ROOT = resolve(values['service-root']);
 const SEED_ROOT = resolve(values['seed-root'] ?? SERVICE_ROOT);
 const REQUESTS = Number(values.requests);
 const BACKLOG = Number(values.backlog);
+const JOB_ROUNDS = Math.max(1, Number(values['job-rounds']));
 const dialects = values.database.split(',') as BenchDialect[];
 
 const rootModule = (root: string, path: string): Promise<any> => import(pathToFileURL(join(root, path)).href);
@@ -192,14 +197,39 @@ async function measure(dialect: BenchDialect, size: number): Promise<Figures> {
     await new Promise((r) => setTimeout(r, 1000));
     figures.api_idle_p99_ms = background.p99Between(from, performance.now());
     let worstDuring = 0;
-    for (const name of await service.jobs()) {
+    // Each job's run with the due work, in JOB_ROUNDS rounds of fresh due work (the first seeded
+    // above): a run of 10 sessions takes a few milliseconds, and one sample of it moves by half
+    // between runs (a checkpoint, a page fault, autovacuum), so the figure is the rounds' median
+    // (the first round's alone is job_*_first_ms, not counted in worst_ratio).
+    const names: string[] = await service.jobs();
+    const runs = new Map<string, number[]>(names.map((name) => [name, []]));
+    const windows = new Map<string, Array<[number, number]>>(names.map((name) => [name, []]));
+    for (let round = 0; round < JOB_ROUNDS; round++) {
+      if (round > 0) {
+        await dueWork(
+          store.db,
+          tenant,
+          Date.now(),
+          { result: config.resultRetentionDays, event: config.eventRetentionDays ?? 365 },
+          round,
+        );
+      }
+      for (const name of names) {
+        from = performance.now();
+        const run = await service.run(name);
+        if (run.error) throw new Error(`${name}: ${run.error}`);
+        runs.get(name)!.push(run.ms);
+        windows.get(name)!.push([from, performance.now()]);
+      }
+    }
+    for (const name of names) {
       from = performance.now();
-      const first = await service.run(name);
-      if (first.error) throw new Error(`${name}: ${first.error}`);
       const idle: number[] = [];
-      while (performance.now() - from < 1000 + first.ms) idle.push((await service.run(name)).ms);
-      const during = background.p99Between(from, performance.now());
-      figures[`job_${name}_ms`] = first.ms;
+      while (performance.now() - from < 1000) idle.push((await service.run(name)).ms);
+      windows.get(name)!.push([from, performance.now()]);
+      const during = background.p99In(windows.get(name)!);
+      figures[`job_${name}_ms`] = median(runs.get(name)!);
+      figures[`job_${name}_first_ms`] = runs.get(name)![0];
       figures[`job_${name}_nothing_due_ms`] = median(idle);
       figures[`job_${name}_api_p99_ms`] = during;
       worstDuring = Math.max(worstDuring, during);
@@ -300,17 +330,25 @@ async function measure(dialect: BenchDialect, size: number): Promise<Figures> {
   }
 }
 
-/** Figures whose large/small ratio counts in worst_ratio: requests' p50 and jobs' run times. */
+/**
+ * Figures whose large/small ratio counts: requests' p50 and jobs' run times. A list read with a
+ * filter (`?status=`, `?event=`, `?appId=`) counts in worst_filtered_ratio (goal 2: a page of a
+ * rare filter holds more rows at the larger size), every other in worst_ratio (goal 1.5).
+ */
 const counted = (name: string) =>
-  (name.endsWith('_p50_ms') || (name.startsWith('job_') && !name.endsWith('_api_p99_ms'))) && !name.startsWith('burst');
+  (name.endsWith('_p50_ms') ||
+    (name.startsWith('job_') && !name.endsWith('_api_p99_ms') && !name.endsWith('_first_ms'))) &&
+  !name.startsWith('burst');
+const filtered = (name: string) =>
+  /^list_(sessions|events|deliveries)_/.test(name) && !/^list_(sessions|events)_(first|deep)_/.test(name);
 
 async function main(): Promise<void> {
   const load1 = loadavg()
     .map((l) => l.toFixed(1))
     .join(' ');
   const out: Record<string, unknown> = { bench: 'scale', sizes: SIZES, service_root: SERVICE_ROOT, loadavg: load1 };
-  let worst = 0;
-  let worstName = '';
+  const worst = { ratio: 0, name: '' };
+  const worstFiltered = { ratio: 0, name: '' };
   let p99Ratio = 0;
   for (const dialect of dialects) {
     const bySize: Figures[] = [];
@@ -328,18 +366,27 @@ async function main(): Promise<void> {
       console.log(
         `| ${name} | ${bySize.map((f) => f[name].toFixed(2)).join(' | ')} | ${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'} |`,
       );
-      if (counted(name) && Number.isFinite(ratio) && ratio > worst) {
-        worst = ratio;
-        worstName = `${dialect} ${name}`;
-      }
+      const slot = filtered(name) ? worstFiltered : worst;
+      if (counted(name) && Number.isFinite(ratio) && ratio > slot.ratio)
+        Object.assign(slot, { ratio, name: `${dialect} ${name}` });
     }
     p99Ratio = Math.max(p99Ratio, large.api_p99_during_jobs_ratio);
     out[dialect] = Object.fromEntries(SIZES.map((size, i) => [size, bySize[i]]));
   }
-  console.log(`\nworst ratio ${worst.toFixed(2)} (${worstName}); API p99 during jobs / idle ${p99Ratio.toFixed(2)}`);
+  console.log(
+    `\nworst ratio ${worst.ratio.toFixed(2)} (${worst.name}); filtered lists ${worstFiltered.ratio.toFixed(2)} ` +
+      `(${worstFiltered.name}); API p99 during jobs / idle ${p99Ratio.toFixed(2)}`,
+  );
   if (values.json)
     console.log(
-      JSON.stringify({ ...out, worst_ratio: worst, worst_figure: worstName, api_p99_during_jobs_ratio: p99Ratio }),
+      JSON.stringify({
+        ...out,
+        worst_ratio: worst.ratio,
+        worst_figure: worst.name,
+        worst_filtered_ratio: worstFiltered.ratio,
+        worst_filtered_figure: worstFiltered.name,
+        api_p99_during_jobs_ratio: p99Ratio,
+      }),
     );
 }
 
