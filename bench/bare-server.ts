@@ -16,10 +16,15 @@
  * committed in a group as the service's group commit does, before answering. Statements prepared
  * once (better-sqlite3; named statements on PostgreSQL, a pool of 10 as the service's); the same
  * bodies answered.
+ *
+ * With BARE_FRAMEWORK=fastify the same work (or none) is served by Fastify instead of node:http,
+ * as the service uses it but with nothing of the service's own (no hooks, schemas or serializer):
+ * the floor of a service built on Fastify (`--floor`'s `fastify_floor_*`).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import pg from 'pg';
 import { newId } from '../src/domain/ids.ts';
 
@@ -179,31 +184,55 @@ const floor = !floorUrl
     ? sqliteFloor(floorUrl.replace(/^sqlite:(\/\/)?/, ''))
     : await postgresFloor(floorUrl);
 
-const server = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    work();
-    const post = req.method === 'POST';
-    if (post) JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    const answer = () => {
-      res.writeHead(post ? 201 : 200, JSON_TYPE);
-      res.end(post ? createBody : readBody);
-    };
-    if (!floor) return answer();
-    const refuse = (status: number) => {
-      res.writeHead(status, JSON_TYPE);
-      res.end('{"success":false}');
-    };
-    const secret = BEARER.exec(req.headers.authorization ?? '')?.[1];
-    if (secret === undefined) return refuse(401);
-    const keyHash = createHash('sha256').update(secret).digest('hex');
-    const url = req.url ?? '';
-    if (post) return floor.create(keyHash, (stored) => (stored ? answer() : refuse(401)));
-    floor.read(keyHash, url.slice(url.lastIndexOf('/') + 1), (found) =>
-      !found ? refuse(401) : found.id === null ? refuse(404) : answer(),
-    );
+/** The floor's (or the plain bare server's) answer to one request, by whatever server received it. */
+function handle(
+  method: string,
+  url: string,
+  authorization: string | undefined,
+  reply: (status: number, body: string) => void,
+): void {
+  work();
+  const post = method === 'POST';
+  const answer = () => reply(post ? 201 : 200, post ? createBody : readBody);
+  if (!floor) return answer();
+  const refuse = (status: number) => reply(status, '{"success":false}');
+  const secret = BEARER.exec(authorization ?? '')?.[1];
+  if (secret === undefined) return refuse(401);
+  const keyHash = createHash('sha256').update(secret).digest('hex');
+  if (post) return floor.create(keyHash, (stored) => (stored ? answer() : refuse(401)));
+  floor.read(keyHash, url.slice(url.lastIndexOf('/') + 1), (found) =>
+    !found ? refuse(401) : found.id === null ? refuse(404) : answer(),
+  );
+}
+
+const port = Number(process.env.BARE_PORT);
+const listening = () => process.stdout.write('listening\n');
+
+if (process.env.BARE_FRAMEWORK === 'fastify') {
+  // The same work served by Fastify as the service uses it, with nothing of the service's own:
+  // no hooks, no schemas, no serializer (the bodies are strings), its default JSON body parser.
+  const app = Fastify();
+  const route = (request: FastifyRequest, reply: FastifyReply) =>
+    handle(request.method, request.url, request.headers.authorization, (status, body) => {
+      void reply.code(status).header('content-type', JSON_TYPE['content-type']).send(body);
+    });
+  app.get('/verification/v1/sessions/:id', route);
+  app.post('/verification/v1/sessions', route);
+  await app.listen({ port, host: '127.0.0.1' });
+  listening();
+  process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
+} else {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method === 'POST') JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      handle(req.method ?? 'GET', req.url ?? '', req.headers.authorization, (status, body) => {
+        res.writeHead(status, JSON_TYPE);
+        res.end(body);
+      });
+    });
   });
-});
-server.listen(Number(process.env.BARE_PORT), '127.0.0.1', () => process.stdout.write('listening\n'));
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+  server.listen(port, '127.0.0.1', listening);
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+}

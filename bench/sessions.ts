@@ -46,6 +46,7 @@ import {
   type BenchDialect,
   type BenchRequest,
   type LoadResult,
+  type ServiceProcess,
 } from './support.ts';
 
 const { values } = parseArgs({
@@ -98,6 +99,18 @@ interface DialectFigures {
   /** The service's req/s ÷ the floor's, same round (median): how much of the floor it reaches. */
   get_vs_floor?: number;
   create_vs_floor?: number;
+  /**
+   * `--floor`: the floor's work served by Fastify with nothing of the service's (no hooks, schemas
+   * or serializer), ÷ the bare server; the service ÷ it; and it ÷ the floor (what Fastify costs).
+   */
+  fastify_floor_get_ratio?: number;
+  fastify_floor_get_cpu_us?: number;
+  fastify_floor_create_ratio?: number;
+  fastify_floor_create_cpu_us?: number;
+  get_vs_fastify_floor?: number;
+  create_vs_fastify_floor?: number;
+  fastify_floor_vs_floor_get?: number;
+  fastify_floor_vs_floor_create?: number;
   errors: number;
 }
 
@@ -171,6 +184,7 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
     answered ??= { create: createdJson, read: readJson };
     const bare = await startBare(createdJson, readJson);
     const floor = values.floor ? await startBare(createdJson, readJson, 0, database.url) : undefined;
+    const fastifyFloor = values.floor ? await startBare(createdJson, readJson, 0, database.url, 'fastify') : undefined;
     try {
       const operations: Array<[string, () => BenchRequest]> = [
         ['create session', () => ({ method: 'POST', path: '/verification/v1/sessions', body: createBody })],
@@ -182,9 +196,11 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
         await load('warmup', service, 500, CONCURRENCY, make, headers);
         await load('warmup', bare, 500, CONCURRENCY, make, headers);
       }
-      if (floor)
-        for (const [, make] of operations.slice(0, 2)) await load('warmup', floor, 500, CONCURRENCY, make, headers);
+      for (const server of [floor, fastifyFloor])
+        if (server)
+          for (const [, make] of operations.slice(0, 2)) await load('warmup', server, 500, CONCURRENCY, make, headers);
       const floorRuns = new Map<string, Array<[LoadResult, LoadResult]>>();
+      const fastifyFloorRuns = new Map<string, Array<[LoadResult, LoadResult]>>();
       const results = new Map<string, Array<[LoadResult, LoadResult]>>();
       if (!values.json)
         console.log(`\n${dialect}: operation                 req/s     p50 ms   p99 ms  cpu µs/req  errors`);
@@ -196,11 +212,16 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
           console.log(`${row(ours)}\n${row(base)}\n  round ${round + 1} ratio ${(ours.rps / base.rps).toFixed(3)}`);
           for (const r of [ours, base]) if (r.firstError) console.log(`  first error of ${r.label}: ${r.firstError}`);
         }
-        if (floor) {
+        const floors: Array<[string, ServiceProcess | undefined, typeof floorRuns]> = [
+          ['floor', floor, floorRuns],
+          ['fastify floor', fastifyFloor, fastifyFloorRuns],
+        ];
+        for (const [label, server, runs] of floors) {
+          if (!server) continue;
           for (const [name, make] of operations.slice(0, 2)) {
-            const ours = await load(`floor ${name}`, floor, REQUESTS, CONCURRENCY, make, headers);
+            const ours = await load(`${label} ${name}`, server, REQUESTS, CONCURRENCY, make, headers);
             const base = await load(`bare node:http ${name}`, bare, REQUESTS, CONCURRENCY, make, headers);
-            floorRuns.set(name, [...(floorRuns.get(name) ?? []), [ours, base]]);
+            runs.set(name, [...(runs.get(name) ?? []), [ours, base]]);
             console.log(`${row(ours)}\n${row(base)}\n  round ${round + 1} ratio ${(ours.rps / base.rps).toFixed(3)}`);
             if (ours.firstError) console.log(`  first error of ${ours.label}: ${ours.firstError}`);
           }
@@ -222,10 +243,12 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
       const create = pick('create session');
       const healthz = pick('healthz');
       /** The service's req/s ÷ the floor's, each round's pair loaded one after the other: median. */
-      const versusFloor = (name: string) =>
-        median(results.get(name)!.map(([ours], round) => ours.rps / floorRuns.get(name)![round][0].rps));
+      const versusFloor = (name: string, runs = floorRuns, of = results) =>
+        median(of.get(name)!.map(([ours], round) => ours.rps / runs.get(name)![round][0].rps));
       const floorGet = floor ? pick('get session', floorRuns) : undefined;
       const floorCreate = floor ? pick('create session', floorRuns) : undefined;
+      const fastifyGet = fastifyFloor ? pick('get session', fastifyFloorRuns) : undefined;
+      const fastifyCreate = fastifyFloor ? pick('create session', fastifyFloorRuns) : undefined;
       return {
         get_ratio: round3(get.ratio),
         create_ratio: round3(create.ratio),
@@ -251,11 +274,28 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
               create_vs_floor: round3(versusFloor('create session')),
             }
           : {}),
-        errors: get.errors + create.errors + healthz.errors + (floorGet?.errors ?? 0) + (floorCreate?.errors ?? 0),
+        ...(fastifyGet && fastifyCreate
+          ? {
+              fastify_floor_get_ratio: round3(fastifyGet.ratio),
+              fastify_floor_get_cpu_us: Math.round(fastifyGet.cpu),
+              fastify_floor_create_ratio: round3(fastifyCreate.ratio),
+              fastify_floor_create_cpu_us: Math.round(fastifyCreate.cpu),
+              get_vs_fastify_floor: round3(versusFloor('get session', fastifyFloorRuns)),
+              create_vs_fastify_floor: round3(versusFloor('create session', fastifyFloorRuns)),
+              fastify_floor_vs_floor_get: round3(versusFloor('get session', floorRuns, fastifyFloorRuns)),
+              fastify_floor_vs_floor_create: round3(versusFloor('create session', floorRuns, fastifyFloorRuns)),
+            }
+          : {}),
+        errors:
+          get.errors +
+          create.errors +
+          healthz.errors +
+          [floorGet, floorCreate, fastifyGet, fastifyCreate].reduce((n, f) => n + (f?.errors ?? 0), 0),
       };
     } finally {
       await bare.stop();
       await floor?.stop();
+      await fastifyFloor?.stop();
     }
   } finally {
     await service.stop();

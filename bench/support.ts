@@ -213,6 +213,7 @@ export async function startBare(
   readBody: string,
   workUs = 0,
   floorDatabaseUrl?: string,
+  framework: 'node:http' | 'fastify' = 'node:http',
 ): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts'], {
@@ -224,6 +225,7 @@ export async function startBare(
       BARE_READ_BODY: readBody,
       BARE_WORK_US: String(workUs),
       ...(floorDatabaseUrl === undefined ? {} : { BARE_FLOOR_DATABASE_URL: floorDatabaseUrl }),
+      BARE_FRAMEWORK: framework,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
