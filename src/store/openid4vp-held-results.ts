@@ -26,3 +26,9 @@ export async function findHeldResult(db: Db, sessionId: string): Promise<Session
 export async function deleteHeldResult(db: Db, sessionId: string): Promise<void> {
   await db.deleteFrom('openid4vp_held_results').where('session_id', '=', sessionId).execute();
 }
+
+/** {@link deleteHeldResult} of several sessions in one statement. */
+export async function deleteHeldResults(db: Db, sessionIds: readonly string[]): Promise<void> {
+  if (sessionIds.length === 0) return;
+  await db.deleteFrom('openid4vp_held_results').where('session_id', 'in', sessionIds).execute();
+}

@@ -263,6 +263,22 @@ export async function transitionSession(db: Db, id: string, t: Transition): Prom
   return Number(result.numUpdatedRows) === 1;
 }
 
+/**
+ * Expires those of `ids` that are still open, in one statement; returns the ids it moved (a
+ * session another process moved first is not among them).
+ */
+export async function expireSessions(db: Db, ids: readonly string[], at: string): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .updateTable('sessions')
+    .set({ status: 'expired', updated_at: at })
+    .where('id', 'in', ids)
+    .where('status', 'in', statusesLeadingTo('expired'))
+    .returning('id')
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
 /** Counts one rejected presentation of a consented, unexpired session; returns the new count, or undefined if not open. */
 export async function recordFailedAttempt(db: Db, id: string, at: string): Promise<number | undefined> {
   const row = await db

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { expireDueSessions } from '../../src/services/expiry.ts';
+import { holdResult } from '../../src/store/openid4vp-held-results.ts';
+import { expireSessions } from '../../src/store/sessions.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { createSession } from '../support/sessions.ts';
 import { installStatementCounter } from '../support/statements.ts';
@@ -21,6 +23,10 @@ forEachDialect('session expiry', (dialect) => {
     const due = [];
     for (let i = 0; i < 5; i++) due.push(await createSession(h, tenant, { expiresInSeconds: 60 }));
     const later = await createSession(h, tenant, { expiresInSeconds: 600 });
+    // Same-device answers held for a redirect that never came back: two of the due, the later one.
+    const result = { verified: true, claims: {}, universityDomain: null } as never;
+    for (const s of [due[1], due[3], later])
+      await holdResult(h.store.db, s.sessionId, result, h.clock.now().toISOString());
     h.clock.advance(61_000);
     let expired = 0;
     const statements = await counter.during(async () => {
@@ -29,6 +35,17 @@ forEachDialect('session expiry', (dialect) => {
     assert.equal(expired, 5);
     const commits = statements.filter((text) => /^\s*commit\b/i.test(text));
     assert.equal(commits.length, 1, statements.join('\n---\n'));
+    // The sessions move in one statement, their held results go in one: a statement per session
+    // (a round trip each on PostgreSQL) is left only for its event.
+    const count = (pattern: RegExp) => statements.filter((text) => pattern.test(text)).length;
+    assert.equal(count(/^update "sessions"/), 1, statements.join('\n---\n'));
+    assert.equal(count(/^delete from "openid4vp_held_results"/), 1);
+    const held = await h.store.db.selectFrom('openid4vp_held_results').select('session_id').execute();
+    assert.deepEqual(
+      held.map((row) => row.session_id),
+      [later.sessionId],
+      'the expired sessions’ held results went, the open one’s stayed',
+    );
     const rows = await h.store.db.selectFrom('sessions').select(['id', 'status']).orderBy('id').execute();
     assert.deepEqual(
       rows.map((row) => [row.id, row.status]),
@@ -44,5 +61,39 @@ forEachDialect('session expiry', (dialect) => {
       due.map((s) => s.sessionId).sort(),
     );
     assert.equal(await expireDueSessions(h.services), 0, 'a second run finds none');
+  });
+});
+
+forEachDialect('expiring sessions in one statement', (dialect) => {
+  let h: Harness;
+  let tenant: Tenant;
+  useHarness(dialect, (...suite) => ([h, tenant] = suite));
+
+  test('only the sessions still open move; the ids of those that did come back', async () => {
+    const open = await createSession(h, tenant, { expiresInSeconds: 60 });
+    const cancelled = await createSession(h, tenant, { expiresInSeconds: 60 });
+    await h.store.db
+      .updateTable('sessions')
+      .set({ status: 'cancelled' })
+      .where('id', '=', cancelled.sessionId)
+      .execute();
+    const at = h.clock.now().toISOString();
+    const moved = await expireSessions(h.store.db, [open.sessionId, cancelled.sessionId, 'sess_unknown'], at);
+    assert.deepEqual([...moved], [open.sessionId]);
+    const rows = await h.store.db
+      .selectFrom('sessions')
+      .select(['id', 'status', 'updated_at'])
+      .where('id', 'in', [open.sessionId, cancelled.sessionId])
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      rows.map((row) => [row.id, row.status]),
+      [
+        [open.sessionId, 'expired'],
+        [cancelled.sessionId, 'cancelled'],
+      ].sort(),
+    );
+    assert.equal(rows.find((row) => row.id === open.sessionId)?.updated_at, at);
+    assert.equal((await expireSessions(h.store.db, [], at)).size, 0, 'no ids: no statement, nothing moved');
   });
 });
