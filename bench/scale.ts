@@ -354,8 +354,10 @@ const counted = (name: string) =>
   (name.endsWith('_p50_ms') ||
     (name.startsWith('job_') && !name.endsWith('_api_p99_ms') && !name.endsWith('_first_ms'))) &&
   !name.startsWith('burst');
-const filtered = (name: string) =>
-  /^list_(sessions|events|deliveries)_/.test(name) && !/^list_(sessions|events)_(first|deep)_/.test(name);
+const filtered = (name: string) => {
+  const what = /^list_(?:sessions|events|deliveries)_(.+)_p(?:50|99)_ms$/.exec(name)?.[1];
+  return what !== undefined && what !== 'first' && what !== 'deep';
+};
 
 async function main(): Promise<void> {
   const load1 = loadavg()
