@@ -6,6 +6,7 @@ import { inBatches, type Pacing } from '../../src/services/batches.ts';
 import { BATCH_WAL_CHECKPOINT_PAGES, WAL_CHECKPOINT_PAGES } from '../../src/store/dialect.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { installStatementCounter } from '../support/statements.ts';
+import { createEndpoint } from '../support/webhooks.ts';
 
 /**
  * Issue 30: while background batches run, SQLite checkpoints its write-ahead log every 100 pages
@@ -103,14 +104,7 @@ forEachDialect('background batches and checkpoints', (dialect) => {
   });
 
   test('deleting an endpoint deletes its deliveries so', async () => {
-    const created = await h.app.inject({
-      method: 'POST',
-      url: '/org/v1/webhooks',
-      headers: tenant.auth,
-      payload: { appId: tenant.appId, url: 'https://hooks.example.com/a', events: ['verification.completed'] },
-    });
-    assert.equal(created.statusCode, 201, created.body);
-    const id = created.json<{ data: { id: string } }>().data.id;
+    const { id } = await createEndpoint(h, tenant, 'https://hooks.example.com/a');
     let deleted = 0;
     const statements = await counter.during(async () => {
       deleted = (await h.app.inject({ method: 'DELETE', url: `/org/v1/webhooks/${id}`, headers: tenant.auth }))
