@@ -12,7 +12,7 @@
  * and after each batch the service pauses as long as the batch took, so that background work holds
  * the database at most about half of the time and a request waits at most about one batch. While a
  * run lasts, the store does what its dialect needs to keep requests quick beside it (SQLite
- * checkpoints its write-ahead log in small steps: store/dialect.ts, `duringBatches`).
+ * checkpoints its write-ahead log in small steps: store/batch-checkpoints.ts).
  */
 import { duringBatches, type Db } from '../store/db.ts';
 

@@ -19,10 +19,10 @@ import {
   POSTGRES,
   PreparingPgClient,
   SQLITE,
-  WAL_CHECKPOINT_PAGES,
   type PreparingPgConfig,
   type DialectCapabilities,
 } from './dialect.ts';
+import { WAL_CHECKPOINT_PAGES } from './batch-checkpoints.ts';
 import { watchDiskOf } from './health-probe.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 import type { Database } from './schema.ts';
@@ -82,7 +82,7 @@ function openSqlite(url: string): Store {
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
-  // SQLite's default, stated: lowered while background batches run (store/dialect.ts).
+  // SQLite's default, stated: lowered while background batches run (store/batch-checkpoints.ts).
   database.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
   // Deleted and overwritten content is zeroed in the file, not left in free space: a redacted
   // session's old values must not be readable there (store/erasure.ts empties the WAL).

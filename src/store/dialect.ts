@@ -12,6 +12,7 @@ import {
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { BoundedCache } from '../domain/bounded-cache.ts';
+import { postgresDuringBatches, sqliteDuringBatches } from './batch-checkpoints.ts';
 
 /**
  * Every difference between the SQL dialects lives here, as capability flags and small helpers;
@@ -45,43 +46,6 @@ export interface DialectCapabilities {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, as above
   duringBatches<T>(db: Kysely<any>, work: () => Promise<T>): Promise<T>;
 }
-
-/** SQLite's own default `wal_autocheckpoint`, which the store keeps outside batch runs (store/db.ts). */
-export const WAL_CHECKPOINT_PAGES = 1000;
-/** `wal_autocheckpoint` while background batches run. */
-export const BATCH_WAL_CHECKPOINT_PAGES = 100;
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, as above
-const batchRuns = new WeakMap<Kysely<any>, number>();
-
-/**
- * SQLite copies the write-ahead log into the database file (a checkpoint) inside whichever commit
- * takes the log past `wal_autocheckpoint` pages, on the event loop's thread. Batches of scattered
- * deletes fill 1,000 pages every few batches, and that checkpoint (12–16 ms at 1M sessions) lands in
- * a request's commit as often as in a batch's: the API's p99 during a purge of 200,000 spent nonces
- * was 15–17 ms against 5–7 ms idle (bench/scale.ts). While batches run, the connection checkpoints
- * every 100 pages instead: p99 6.5–7.8 ms, the purge 550 → 700 ms. Outside them the default stays,
- * whose fewer, larger checkpoints cost creates less (always 250 pages cost SQLite's creates about
- * 10 % of their rate: bench/README.md). Overlapping runs share the setting; the last one to end
- * restores the default.
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, as above
-async function sqliteDuringBatches<T>(db: Kysely<any>, work: () => Promise<T>): Promise<T> {
-  const runs = batchRuns.get(db) ?? 0;
-  batchRuns.set(db, runs + 1);
-  if (runs === 0) await sql`pragma wal_autocheckpoint = ${sql.lit(BATCH_WAL_CHECKPOINT_PAGES)}`.execute(db);
-  try {
-    return await work();
-  } finally {
-    const left = (batchRuns.get(db) ?? 1) - 1;
-    batchRuns.set(db, left);
-    if (left === 0) await sql`pragma wal_autocheckpoint = ${sql.lit(WAL_CHECKPOINT_PAGES)}`.execute(db);
-  }
-}
-
-/** PostgreSQL's checkpoints run in its own checkpointer process, spread over time. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, as above
-const postgresDuringBatches = <T>(_db: Kysely<any>, work: () => Promise<T>): Promise<T> => work();
 
 /**
  * SQLite plans from the statistics of its last ANALYZE, if one ever ran (an operator's, or

@@ -3,14 +3,14 @@ import { test } from 'node:test';
 import { sql } from 'kysely';
 import { buildPeriodicJobs } from '../../src/jobs/schedule.ts';
 import { inBatches, type Pacing } from '../../src/services/batches.ts';
-import { BATCH_WAL_CHECKPOINT_PAGES, WAL_CHECKPOINT_PAGES } from '../../src/store/dialect.ts';
+import { BATCH_WAL_CHECKPOINT_PAGES, WAL_CHECKPOINT_PAGES } from '../../src/store/batch-checkpoints.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { installStatementCounter } from '../support/statements.ts';
 import { createEndpoint } from '../support/webhooks.ts';
 
 /**
  * Issue 30: while background batches run, SQLite checkpoints its write-ahead log every 100 pages
- * instead of every 1,000 (store/dialect.ts, `duringBatches`), so that no request's commit copies
+ * instead of every 1,000 (store/batch-checkpoints.ts), so that no request's commit copies
  * 1,000 pages of a purge's writes into the database file (the API's p99 during a purge of 200,000
  * spent nonces: 15–17 ms → 6.5–7.8 ms, bench/scale.ts). Outside a run the default stays. On
  * PostgreSQL a run changes nothing of the connection.
