@@ -70,12 +70,14 @@ test("the runner's files sort by name into the plan's order, a suite that runs a
     { name: 'proofs-1', files: ['/r/test/proofs/a.test.ts', '/r/test/proofs/b.test.ts'] },
     { name: 'app-1', files: ['/r/test/app/c.test.ts'] },
   ];
-  const files = bundleFiles(entries, '/r/test-output/bundles');
+  const files = bundleFiles(entries, '/r/test-output/bundles', '/r/test/support/watchdog.ts');
   const paths = files.map((file) => file.path);
   assert.deepEqual([...paths].sort(), paths);
   assert.ok(paths.every((path) => path.startsWith('/r/test-output/bundles/')));
-  assert.equal(files[0]!.source.split('\n')[1], "import '../../test/proofs/slow.test.ts';");
-  assert.deepEqual(files[1]!.source.split('\n').slice(1, 3), [
+  // Every file starts the watchdog first (test/support/watchdog.ts), then its suites in order.
+  assert.ok(files.every((file) => file.source.split('\n')[1] === "import '../../test/support/watchdog.ts';"));
+  assert.equal(files[0]!.source.split('\n')[2], "import '../../test/proofs/slow.test.ts';");
+  assert.deepEqual(files[1]!.source.split('\n').slice(2, 4), [
     "import '../../test/proofs/a.test.ts';",
     "import '../../test/proofs/b.test.ts';",
   ]);

@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Fastify from 'fastify';
 import pg from 'pg';
-import { besideOtherFiles, migratingOnline, underSchemaLock } from '../support/harness.ts';
+import {
+  analyzeOwnTables,
+  besideOtherFiles,
+  createTestStore,
+  migratingOnline,
+  underSchemaLock,
+} from '../support/harness.ts';
 import { listeningPortIn, loopbackServer } from '../support/server.ts';
 import { assertBuildCurrent } from '../support/service-process.ts';
 import { waitUntil } from '../support/webhooks.ts';
@@ -165,6 +171,39 @@ test(
       assert.equal(await besideOtherFiles('t_probe', tryLock), false);
     } finally {
       await other.end();
+    }
+  },
+);
+
+test(
+  "analyzeOwnTables: the file's own tables, never another schema's",
+  { skip: process.env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL' },
+  async () => {
+    // A bare ANALYZE takes every table of the shared database in turn, and waits for whatever
+    // another file holds on its own: here an open transaction's lock on the other schema's table.
+    const [mine, other] = [await createTestStore('postgres'), await createTestStore('postgres')];
+    const holder = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await holder.connect();
+    let bound: NodeJS.Timeout | undefined;
+    try {
+      await holder.query('begin');
+      await holder.query(`lock table ${other.schema}.sessions in access exclusive mode`);
+      await Promise.race([
+        analyzeOwnTables(mine.store.db),
+        new Promise((_, reject) => {
+          bound = setTimeout(() => reject(new Error('analyzeOwnTables waited for another schema')), 10_000);
+        }),
+      ]);
+      const { rows } = await holder.query<{ analyzed: boolean }>(
+        `select last_analyze is not null as analyzed from pg_stat_user_tables where schemaname = $1 and relname = 'sessions'`,
+        [mine.schema],
+      );
+      assert.deepEqual(rows, [{ analyzed: true }]);
+    } finally {
+      clearTimeout(bound);
+      await holder.query('rollback');
+      await holder.end();
+      await Promise.all([mine.drop(), other.drop()]);
     }
   },
 );

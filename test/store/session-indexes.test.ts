@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { CompiledQuery, sql, type Compilable } from 'kysely';
 import { OPEN_STATUSES, SESSION_STATUSES } from '../../src/domain/session-state.ts';
 import { listSessions, sessionsDueForExpiry } from '../../src/store/sessions.ts';
-import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
+import { analyzeOwnTables, forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 
 /**
  * Migration 0022 (issue 30, disk per million sessions): the expiry job reads open sessions through
@@ -84,7 +84,7 @@ forEachDialect('session indexes of migration 0022', (dialect) => {
     await insert(1, ENDED, ['completed', 'expired', 'cancelled', 'declined'], iso(now - 3_600_000));
     await insert(ENDED + 1, 4, OPEN_STATUSES, iso(now - 1));
     await insert(ENDED + 5, 4, OPEN_STATUSES, iso(now + 600_000));
-    await sql`analyze`.execute(h.store.db);
+    await analyzeOwnTables(h.store.db);
     const query = sessionsDueForExpiry(h.store.db, iso(now), 100);
     assert.match(await plan(query), /sessions_open_due/);
     assert.doesNotMatch(await plan(query), /SCAN sessions$|Seq Scan on sessions/m);

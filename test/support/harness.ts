@@ -4,13 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { TestClock, type Clock } from '../../src/domain/clock.ts';
 import { createServiceDeps, type ServiceDeps } from '../../src/services/deps.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
-import { migrate, openStore, type Store } from '../../src/store/db.ts';
+import { migrate, openStore, type Db, type Store } from '../../src/store/db.ts';
+import { capabilitiesOf } from '../../src/store/dialect.ts';
 import { seedSandboxIssuers } from '../../src/services/trust-registry.ts';
 
 /**
@@ -83,6 +85,21 @@ export async function createTestStore(dialect: DialectName): Promise<TestStore> 
       });
     },
   };
+}
+
+/**
+ * Renews the planner's statistics of the test's own tables: on PostgreSQL those of its schema
+ * only. A bare `analyze` there takes every table of the shared database in turn, other files'
+ * schemas (and whatever else the database holds) included, and waits for any lock on them.
+ */
+export async function analyzeOwnTables(db: Db): Promise<void> {
+  if (capabilitiesOf(db).name !== 'postgres') {
+    await sql`analyze`.execute(db);
+    return;
+  }
+  const { rows } = await sql<{ name: string }>`
+    select tablename as name from pg_tables where schemaname = current_schema() order by tablename`.execute(db);
+  await sql`analyze ${sql.join(rows.map((row) => sql.table(row.name)))}`.execute(db);
 }
 
 /**
