@@ -151,6 +151,51 @@ test(
 );
 
 test(
+  'underSchemaLock: an index built concurrently elsewhere in the database does not wait for a file waiting for the lock',
+  { skip: process.env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL' },
+  async () => {
+    // The cycle CI met: a file holds the lock (until its migration, which waits for the build, is
+    // done), a second file waits for it, and a build CONCURRENTLY waits for every older statement.
+    const store = await createTestStore('postgres');
+    const connect = async () => {
+      const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await client.connect();
+      return client;
+    };
+    const [holder, builder, watcher] = [await connect(), await connect(), await connect()];
+    let bound: NodeJS.Timeout | undefined;
+    let waiting: Promise<string> | undefined;
+    try {
+      await builder.query(`create table ${store.schema}.probe (v int)`);
+      await builder.query(`insert into ${store.schema}.probe select generate_series(1, 1000)`);
+      await holder.query(`select pg_advisory_lock(hashtext('matricula test schemas'))`);
+      waiting = underSchemaLock(async () => 'in');
+      await waitUntil(
+        async () =>
+          (
+            await watcher.query(
+              `select 1 from pg_stat_activity where application_name = 'matricula-test-schema-lock' and wait_event = 'advisory'`,
+            )
+          ).rowCount === 1,
+        'the second file waiting for the lock',
+      );
+      await Promise.race([
+        builder.query(`create index concurrently probe_v on ${store.schema}.probe (v)`),
+        new Promise((_, reject) => {
+          bound = setTimeout(() => reject(new Error('the build waited for the file waiting for the lock')), 20_000);
+        }),
+      ]);
+    } finally {
+      clearTimeout(bound);
+      await holder.end();
+      assert.equal(await waiting, 'in', 'the waiting file got the lock once it was free');
+      await Promise.all([builder.end(), watcher.end()]);
+      await store.drop();
+    }
+  },
+);
+
+test(
   'migratingOnline: a migration that builds indexes concurrently leaves the schema lock free for other files',
   {
     skip: process.env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL',

@@ -107,16 +107,42 @@ export async function analyzeOwnTables(db: Db): Promise<void> {
  * migrate or drop its schema: DDL of two files at once met in PostgreSQL's catalogue (deadlocks,
  * a schema dropped under another file's migrator, seen in CI). Migrating takes a fraction of a
  * second, so files wait little for each other. `work` gets the connection holding the lock.
+ *
+ * The lock is asked for in waits of at most {@link SCHEMA_LOCK_STEP}, each a new statement. A
+ * CREATE INDEX CONCURRENTLY anywhere in the database (a file migrating tables that hold rows,
+ * {@link migratingOnline}) waits for every statement older than it to end, a wait for this lock
+ * included; one wait that lasted until the lock came free closed a cycle PostgreSQL cannot see,
+ * since the holder frees the lock only when its migration on another connection is done, and
+ * that migration waited for Kysely's migration lock, held by the concurrent build: every process
+ * in it waited for ever (CI, two files timed out; reproduced with four connections).
  */
 export async function underSchemaLock<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_URL, application_name: 'matricula-test-schema-lock' });
   await client.connect();
   try {
-    await client.query(`select pg_advisory_lock(hashtext('matricula test schemas'))`);
+    await takeSchemaLock(client);
     return await work(client);
   } finally {
     await client.end();
   }
+}
+
+/** How long one wait for the schema lock lasts before it is asked for again (see {@link underSchemaLock}). */
+export const SCHEMA_LOCK_STEP = '1s';
+
+async function takeSchemaLock(client: pg.Client): Promise<void> {
+  await client.query(`set lock_timeout = '${SCHEMA_LOCK_STEP}'`);
+  for (;;) {
+    try {
+      await client.query(`select pg_advisory_lock(hashtext('matricula test schemas'))`);
+      break;
+    } catch (err) {
+      // 55P03 lock_not_available: this wait ended, ask again.
+      if ((err as { code?: string }).code !== '55P03') throw err;
+    }
+  }
+  // What `work` runs on this connection (a DROP SCHEMA) waits for its locks as long as it takes.
+  await client.query('reset lock_timeout');
 }
 
 /**
