@@ -114,7 +114,8 @@ export async function analyzeOwnTables(db: Db): Promise<void> {
  * included; one wait that lasted until the lock came free closed a cycle PostgreSQL cannot see,
  * since the holder frees the lock only when its migration on another connection is done, and
  * that migration waited for Kysely's migration lock, held by the concurrent build: every process
- * in it waited for ever (CI, two files timed out; reproduced with four connections).
+ * in it waits for ever (reproduced with four connections; looked for after two files hung side by
+ * side in CI, which this does not fully explain: test/support/watchdog.ts reports the next one).
  */
 export async function underSchemaLock<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_URL, application_name: 'matricula-test-schema-lock' });
