@@ -11,6 +11,7 @@ import {
   besideOtherFiles,
   createTestStore,
   migratingOnline,
+  SCHEMA_LOCK_CONNECTION,
   underSchemaLock,
 } from '../support/harness.ts';
 import { listeningPortIn, loopbackServer } from '../support/server.ts';
@@ -174,7 +175,8 @@ test(
         async () =>
           (
             await watcher.query(
-              `select 1 from pg_stat_activity where application_name = 'matricula-test-schema-lock' and wait_event = 'advisory'`,
+              `select 1 from pg_stat_activity where application_name = $1 and wait_event = 'advisory'`,
+              [SCHEMA_LOCK_CONNECTION],
             )
           ).rowCount === 1,
         'the second file waiting for the lock',

@@ -22,7 +22,22 @@ import { seedSandboxIssuers } from '../../src/services/trust-registry.ts';
  */
 export type DialectName = 'sqlite' | 'postgres';
 
-const PG_URL = process.env.TEST_DATABASE_URL;
+/**
+ * Every connection this test process opens is named after it (`application_name`), so that the
+ * watchdog's report (test/support/watchdog.ts) says whose each connection to the shared server is.
+ * A URL that names its own keeps it.
+ */
+export const PROCESS_CONNECTIONS = `matricula-test-${process.pid}`;
+/** The name of this process's connection that holds or waits for the schema lock ({@link underSchemaLock}). */
+export const SCHEMA_LOCK_CONNECTION = `${PROCESS_CONNECTIONS}-schema-lock`;
+
+function namedUrl(url: string, name: string, always = false): string {
+  const parsed = new URL(url);
+  if (always || !parsed.searchParams.has('application_name')) parsed.searchParams.set('application_name', name);
+  return parsed.toString();
+}
+
+const PG_URL = process.env.TEST_DATABASE_URL && namedUrl(process.env.TEST_DATABASE_URL, PROCESS_CONNECTIONS);
 const REQUIRE_PG = process.env.MATRICULA_REQUIRE_POSTGRES === '1';
 if (REQUIRE_PG && !PG_URL) throw new Error('MATRICULA_REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set');
 
@@ -118,7 +133,7 @@ export async function analyzeOwnTables(db: Db): Promise<void> {
  * side in CI, which this does not fully explain: test/support/watchdog.ts reports the next one).
  */
 export async function underSchemaLock<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: PG_URL, application_name: 'matricula-test-schema-lock' });
+  const client = new pg.Client({ connectionString: namedUrl(PG_URL!, SCHEMA_LOCK_CONNECTION, true) });
   await client.connect();
   try {
     await takeSchemaLock(client);

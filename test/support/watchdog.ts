@@ -50,8 +50,13 @@ async function report(now = Date.now()): Promise<string> {
     `the test running: ${current.name} (for ${Math.round((now - current.since) / 1000)} s)`,
     `open handles: ${process.getActiveResourcesInfo().join(', ')}`,
   ];
+  // The harness names this process's connections matricula-test-<pid>… (test/support/harness.ts).
   const url = process.env.TEST_DATABASE_URL;
-  if (url) lines.push('the test database’s other connections:', ...(await databaseActivity(url)));
+  if (url)
+    lines.push(
+      `the test database’s other connections (this process's are named matricula-test-${process.pid}…):`,
+      ...(await databaseActivity(url)),
+    );
   return lines.join('\n');
 }
 
