@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Fastify from 'fastify';
+import { sql } from 'kysely';
 import pg from 'pg';
 import {
   analyzeOwnTables,
@@ -164,7 +165,6 @@ test(
       return client;
     };
     const [holder, builder, watcher] = [await connect(), await connect(), await connect()];
-    let bound: NodeJS.Timeout | undefined;
     let waiting: Promise<string> | undefined;
     try {
       await builder.query(`create table ${store.schema}.probe (v int)`);
@@ -181,14 +181,12 @@ test(
           ).rowCount === 1,
         'the second file waiting for the lock',
       );
-      await Promise.race([
-        builder.query(`create index concurrently probe_v on ${store.schema}.probe (v)`),
-        new Promise((_, reject) => {
-          bound = setTimeout(() => reject(new Error('the build waited for the file waiting for the lock')), 20_000);
-        }),
-      ]);
+      // Bounded by the server: a build that waited for the waiter fails at the lock timeout.
+      await builder.query(`set lock_timeout = '20s'`);
+      await builder.query(`create index concurrently probe_v on ${store.schema}.probe (v)`).catch((err: unknown) => {
+        throw new Error(`the build waited for the file waiting for the lock: ${String(err)}`);
+      });
     } finally {
-      clearTimeout(bound);
       await holder.end();
       assert.equal(await waiting, 'in', 'the waiting file got the lock once it was free');
       await Promise.all([builder.end(), watcher.end()]);
@@ -231,23 +229,26 @@ test(
     const [mine, other] = [await createTestStore('postgres'), await createTestStore('postgres')];
     const holder = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
     await holder.connect();
-    let bound: NodeJS.Timeout | undefined;
     try {
       await holder.query('begin');
       await holder.query(`lock table ${other.schema}.sessions in access exclusive mode`);
-      await Promise.race([
-        analyzeOwnTables(mine.store.db),
-        new Promise((_, reject) => {
-          bound = setTimeout(() => reject(new Error('analyzeOwnTables waited for another schema')), 10_000);
-        }),
-      ]);
+      // Bounded by the server: an ANALYZE that waited for the other schema's lock fails at the lock timeout.
+      await mine.store.db.connection().execute(async (connection) => {
+        await sql`set lock_timeout = '10s'`.execute(connection);
+        try {
+          await analyzeOwnTables(connection).catch((err: unknown) => {
+            throw new Error(`analyzeOwnTables waited for another schema: ${String(err)}`);
+          });
+        } finally {
+          await sql`reset lock_timeout`.execute(connection);
+        }
+      });
       const { rows } = await holder.query<{ analyzed: boolean }>(
         `select last_analyze is not null as analyzed from pg_stat_user_tables where schemaname = $1 and relname = 'sessions'`,
         [mine.schema],
       );
       assert.deepEqual(rows, [{ analyzed: true }]);
     } finally {
-      clearTimeout(bound);
       await holder.query('rollback');
       await holder.end();
       await Promise.all([mine.drop(), other.drop()]);
