@@ -144,7 +144,7 @@ export async function underSchemaLock<T>(work: (client: pg.Client) => Promise<T>
 }
 
 /** How long one wait for the schema lock lasts before it is asked for again (see {@link underSchemaLock}). */
-export const SCHEMA_LOCK_STEP = '1s';
+const SCHEMA_LOCK_STEP = '1s';
 
 async function takeSchemaLock(client: pg.Client): Promise<void> {
   await client.query(`set lock_timeout = '${SCHEMA_LOCK_STEP}'`);
