@@ -134,7 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, _reply, done) => {
     // A route that documents bearer security enforces it: the OpenAPI document cannot drift from the code.
     if (!requiresBearer(request.routeOptions.schema?.security)) return done();
-    authenticate(store.db, request).then((principal) => {
+    authenticate(services.keyLookups, request).then((principal) => {
       request.principal = principal;
       done();
     }, done);

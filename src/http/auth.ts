@@ -1,8 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { hashSecret, parseSecret } from '../domain/api-key-format.ts';
 import { ApiError } from '../errors.ts';
-import type { Db } from '../services/deps.ts';
-import { lookupKeyByHash, lookupKeyWithSession, type KeyLookup } from '../services/api-keys.ts';
+import type { KeyLookup, KeyLookups } from '../services/api-keys.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Session } from '../domain/session.ts';
 
@@ -38,7 +37,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * key, its application's status and, for a route that `readsSession`, the session come back in one
  * query (a compiled, prepared statement: store/prepared.ts).
  */
-export async function authenticate(db: Db, request: FastifyRequest): Promise<Principal> {
+export async function authenticate(keys: KeyLookups, request: FastifyRequest): Promise<Principal> {
   const header = request.headers.authorization;
   if (!header)
     throw new ApiError(
@@ -50,7 +49,7 @@ export async function authenticate(db: Db, request: FastifyRequest): Promise<Pri
   const secret = match[1];
   // The checksum rejects typos and made-up keys without a database round trip.
   if (!parseSecret(secret)) throw new ApiError('unauthenticated', 'Invalid API key.');
-  const found = await lookup(db, request, hashSecret(secret));
+  const found = await lookup(keys, request, hashSecret(secret));
   if (found.kind === 'revoked') throw new ApiError('key_revoked', 'This API key has been revoked.');
   if (found.kind === 'unknown') throw new ApiError('unauthenticated', 'Invalid API key.');
   if (found.appStatus !== 'active') throw new ApiError('unauthenticated', "This API key's application is archived.");
@@ -58,12 +57,12 @@ export async function authenticate(db: Db, request: FastifyRequest): Promise<Pri
   return { orgId: key.orgId, environment: key.environment, keyId: key.id, appId: key.appId };
 }
 
-async function lookup(db: Db, request: FastifyRequest, keyHash: string): Promise<KeyLookup> {
+async function lookup(keys: KeyLookups, request: FastifyRequest, keyHash: string): Promise<KeyLookup> {
   const param = request.routeOptions.config?.readsSession;
   const sessionId = param ? (request.params as Record<string, unknown> | undefined)?.[param] : undefined;
   // Path parameters are not validated yet: an id of another shape is read by the handler, after validation.
-  if (typeof sessionId !== 'string' || !PLAUSIBLE_ID.test(sessionId)) return lookupKeyByHash(db, keyHash);
-  const found = await lookupKeyWithSession(db, keyHash, sessionId);
+  if (typeof sessionId !== 'string' || !PLAUSIBLE_ID.test(sessionId)) return keys.byHash(keyHash);
+  const found = await keys.withSession(keyHash, sessionId);
   if (found.kind === 'active') request.prefetchedSession = { sessionId, session: found.session ?? null };
   return found;
 }

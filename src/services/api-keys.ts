@@ -80,7 +80,8 @@ export async function revokeKey(
  * the session the request names in the same statement. The HTTP edge reaches the store through
  * here, like every other caller.
  */
-export { lookupKeyByHash, lookupKeyWithSession, type KeyLookup } from '../store/api-keys.ts';
+export type { KeyLookup } from '../store/api-keys.ts';
+export type { KeyLookups } from '../store/key-lookups.ts';
 
 /** Why the operator's key command did nothing. */
 export type OperatorKeyRefusal = 'no_application' | 'archived_application' | 'no_key';

@@ -6,6 +6,7 @@ import { ProofPool } from '../proofs/worker/pool.ts';
 import { inProcessRunner, type ProofRunner } from '../proofs/worker/tasks.ts';
 import type { Db } from '../store/db.ts';
 import { SessionInserts } from '../store/session-inserts.ts';
+import { KeyLookups } from '../store/key-lookups.ts';
 import { sessionStatuses } from '../store/sessions.ts';
 import { SessionWatch } from './session-watch.ts';
 import { DeliveryWakeups } from '../webhooks/wake.ts';
@@ -48,6 +49,8 @@ export interface ServiceDeps {
   close(): Promise<void>;
   /** New sessions, written together when several arrive during one insert (group commit). */
   sessionInserts: SessionInserts;
+  /** The key reads of authentication, grouped per turn of the event loop on PostgreSQL. */
+  keyLookups: KeyLookups;
   /** The OpenID4VP request signer, loaded (or, in sandbox, generated) on first use and kept. */
   requestSigner: () => Promise<RequestSigner>;
   /** The status requests waiting for a session to change; the unit of work wakes them after commit. */
@@ -135,6 +138,7 @@ export function createServiceDeps(input: {
     proofs,
     close: async () => pool?.close(),
     sessionInserts: new SessionInserts(input.db),
+    keyLookups: new KeyLookups(input.db),
     requestSigner: once(() => loadRequestSigner(input)),
     samlKeys: once(() => loadSpKeys(input)),
     providerDirectory: new ProviderDirectory(input.db, input.clock),

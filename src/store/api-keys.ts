@@ -139,7 +139,29 @@ const keyWithSession = prepareQuery('key_with_session', (db, p: { keyHash: strin
     .where('api_keys.key_hash', '=', p.keyHash),
 );
 
-async function revokedOrUnknown(db: Db, keyHash: string): Promise<KeyLookup> {
+/** The columns `key_*` of {@link keyWithSession}'s row, as a key. */
+export function keyOfRow(row: {
+  key_id: string;
+  key_app_id: string;
+  key_org_id: string;
+  key_name: string;
+  key_environment: Environment;
+  key_hint: string;
+  key_created_at: string;
+}): ApiKey {
+  return {
+    id: row.key_id,
+    appId: row.key_app_id,
+    orgId: row.key_org_id,
+    name: row.key_name,
+    environment: row.key_environment,
+    keyHint: row.key_hint,
+    createdAt: row.key_created_at,
+  };
+}
+
+/** What a hash no active key has is: a revoked key's, or unknown. */
+export async function revokedOrUnknown(db: Db, keyHash: string): Promise<KeyLookup> {
   const { rows } = await revokedByHash.execute(db, { keyHash });
   return rows.length > 0 ? { kind: 'revoked' } : { kind: 'unknown' };
 }
@@ -161,15 +183,7 @@ export async function lookupKeyWithSession(
 ): Promise<KeyLookup & { session?: Session }> {
   const [row] = (await keyWithSession.execute(db, { keyHash, sessionId })).rows;
   if (!row) return revokedOrUnknown(db, keyHash);
-  const key: ApiKey = {
-    id: row.key_id,
-    appId: row.key_app_id,
-    orgId: row.key_org_id,
-    name: row.key_name,
-    environment: row.key_environment,
-    keyHint: row.key_hint,
-    createdAt: row.key_created_at,
-  };
+  const key = keyOfRow(row);
   const session = row.id === null ? undefined : toSession(row as Selectable<SessionsTable>);
   return { kind: 'active', key, appStatus: row.app_status, session };
 }
