@@ -7,7 +7,9 @@
  * and then across each organization's endpoints, up to each endpoint's allowance. The plan says
  * what those allowances are and how many the claim may take:
  *
- * - an endpoint has at most `maxPerEndpoint` in flight from one worker;
+ * - an endpoint has at most `maxPerEndpoint` in flight from one worker, and one whose last attempt
+ *   was answered `claimAhead` more claimed: they wait in the worker for one of its sends to end,
+ *   so that the next send starts then, not a claim's round trip later;
  * - an endpoint whose last attempt timed out has at most `maxPerTimedOutEndpoint` (one) until one
  *   of its attempts is answered: a receiver that accepts connections and never answers holds one
  *   slot per lease, not sixteen;
@@ -21,6 +23,11 @@ export interface ClaimPolicy {
   maxInFlight: number;
   /** At most this many in flight to one endpoint. */
   maxPerEndpoint: number;
+  /**
+   * How many more an answering endpoint may have claimed, beyond `maxPerEndpoint`: claimed ahead,
+   * they wait in the worker for a send of that endpoint to end.
+   */
+  claimAhead: number;
   /** At most this many in flight to an endpoint whose last finished attempt timed out. */
   maxPerTimedOutEndpoint: number;
   /** Free slots kept for endpoints with fewer than `laneWidth` in flight. */
@@ -34,11 +41,13 @@ export function claimPolicy(options: {
   maxInFlight: number;
   maxPerEndpoint: number;
   maxPerTimedOutEndpoint?: number;
+  claimAhead?: number;
 }): ClaimPolicy {
   const { maxInFlight, maxPerEndpoint } = options;
   return {
     maxInFlight,
     maxPerEndpoint,
+    claimAhead: options.claimAhead ?? 0,
     maxPerTimedOutEndpoint: Math.min(options.maxPerTimedOutEndpoint ?? 1, maxPerEndpoint),
     // An eighth: 8 of 64. The refill of a saturated worker comes once a quarter is free, so a
     // refill always has slots beyond the reserve to give.
@@ -55,6 +64,8 @@ export interface WorkerLoad {
   perEndpoint: ReadonlyMap<string, number>;
   /** Endpoints whose last finished attempt timed out, and none answered since. */
   timedOut: ReadonlySet<string>;
+  /** Endpoints whose last finished attempt was answered, the most recent few (none: no claim ahead). */
+  answering?: ReadonlySet<string>;
 }
 
 /** One claim's limits, as claimDueDeliveries takes them. */
@@ -80,10 +91,15 @@ export function planClaim(policy: ClaimPolicy, load: WorkerLoad, want = Infinity
   const reserved = free <= policy.reserve;
   const limit = Math.max(0, Math.min(want, reserved ? free : free - policy.reserve));
   const perEndpoint = reserved ? policy.laneWidth : policy.maxPerEndpoint;
+  const ahead = !reserved && policy.claimAhead > 0 ? (load.answering ?? new Set<string>()) : new Set<string>();
   const capOf = (endpointId: string) =>
-    Math.min(perEndpoint, load.timedOut.has(endpointId) ? policy.maxPerTimedOutEndpoint : policy.maxPerEndpoint);
+    load.timedOut.has(endpointId)
+      ? Math.min(perEndpoint, policy.maxPerTimedOutEndpoint)
+      : ahead.has(endpointId)
+        ? policy.maxPerEndpoint + policy.claimAhead
+        : perEndpoint;
   const allowances = new Map<string, number>();
-  for (const endpointId of new Set([...load.perEndpoint.keys(), ...load.timedOut])) {
+  for (const endpointId of new Set([...load.perEndpoint.keys(), ...load.timedOut, ...ahead])) {
     const allowance = Math.max(0, capOf(endpointId) - (load.perEndpoint.get(endpointId) ?? 0));
     if (allowance !== perEndpoint) allowances.set(endpointId, allowance);
   }
@@ -146,6 +162,11 @@ export class ClaimPlanner {
   readonly #capped = new Map<string, number>();
   /** Endpoints whose last finished attempt timed out, none answered since (oldest first). */
   readonly #timedOut = new Set<string>();
+  /**
+   * Endpoints whose last finished attempt was answered, the `maxInFlight` most recent (least
+   * recent first): each is an allowance of every claim, so few are kept, as many as can be in flight.
+   */
+  readonly #answering = new Set<string>();
   /**
    * The last claim took all the plan let it (a claim held to the reserve keeps what the one before
    * it said): more may be due, so freed slots should wake the loop.
@@ -213,7 +234,11 @@ export class ClaimPlanner {
 
   #ticket(want: number, knownDue: boolean, loop: ClaimTicket['loop']): ClaimTicket {
     const busy = new Map(this.#perEndpoint);
-    const plan = planClaim(this.policy, { active: this.#active, perEndpoint: busy, timedOut: this.#timedOut }, want);
+    const plan = planClaim(
+      this.policy,
+      { active: this.#active, perEndpoint: busy, timedOut: this.#timedOut, answering: this.#answering },
+      want,
+    );
     // Held to the reserve, an endpoint with its lane's worth in flight or more gets nothing now: it
     // is claimed for again once it is down to half its lane, as one at its cap is (its sends free
     // no reserved slot, and nothing else would wake the loop for its queue).
@@ -262,17 +287,18 @@ export class ClaimPlanner {
 
   /**
    * What a finished attempt says of its endpoint: a timeout narrows it to one send at a time (a
-   * receiver that never answers holds a slot for the whole timeout), an answer widens it again.
+   * receiver that never answers holds a slot for the whole timeout), an answer widens it again and
+   * lets it be claimed ahead; an attempt that got no answer (no connection) ends the claim ahead.
    */
   observe(endpointId: string, signal: EndpointSignal): void {
+    this.#answering.delete(endpointId);
     if (signal === 'timed-out') {
-      this.#timedOut.delete(endpointId);
-      this.#timedOut.add(endpointId);
+      remember(this.#timedOut, endpointId, this.#timedOutRemembered);
       // Its cap is one from now on: claimed for again once nothing of it is in flight.
       this.#capped.set(endpointId, this.policy.maxPerTimedOutEndpoint);
-      if (this.#timedOut.size > this.#timedOutRemembered) this.#timedOut.delete(this.#timedOut.values().next().value!);
     } else if (signal === 'answered') {
       this.#timedOut.delete(endpointId);
+      if (this.policy.claimAhead > 0) remember(this.#answering, endpointId, this.policy.maxInFlight);
     }
   }
 
@@ -311,4 +337,11 @@ export class ClaimPlanner {
     const workerRefill = this.#saturated && this.#active <= max - Math.ceil(max / 4);
     return endpointRefill || workerRefill;
   }
+}
+
+/** Adds `id` to `set` as its newest member, forgetting the oldest beyond `most`. */
+function remember(set: Set<string>, id: string, most: number): void {
+  set.delete(id);
+  set.add(id);
+  if (set.size > most) set.delete(set.values().next().value!);
 }

@@ -16,6 +16,11 @@ export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped';
 export const DEFAULT_MAX_IN_FLIGHT = 64;
 /** At most this many in flight to one endpoint per worker: a slow receiver cannot take all slots. */
 export const DEFAULT_MAX_PER_ENDPOINT = 16;
+/**
+ * How many more deliveries to an answering endpoint a worker claims beyond those it sends to it at
+ * once: they wait in the worker and go as its sends end, not a claim's round trip later.
+ */
+export const DEFAULT_CLAIM_AHEAD_PER_ENDPOINT = 16;
 /** At most this many in flight to an endpoint whose last attempt timed out, until one is answered. */
 export const DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT = 1;
 /** How often a worker looks for due deliveries when nothing wakes it (retries coming due). */
@@ -50,6 +55,8 @@ export interface DeliveryWorkerOptions {
   maxInFlight?: number;
   /** At most this many in flight to one endpoint ({@link DEFAULT_MAX_PER_ENDPOINT}). */
   maxPerEndpoint?: number;
+  /** Claimed ahead per answering endpoint ({@link DEFAULT_CLAIM_AHEAD_PER_ENDPOINT}; 0: none). */
+  claimAheadPerEndpoint?: number;
   /** At most this many to an endpoint whose last attempt timed out ({@link DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT}). */
   maxPerTimedOutEndpoint?: number;
   pollIntervalMs?: number;

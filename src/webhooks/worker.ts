@@ -15,6 +15,7 @@ import { createGuardedDispatcher } from '../outbound/ssrf.ts';
 import { listenForDeliveries, WakeSignal, type Listener } from './wake.ts';
 import {
   CLAIM_BACKOFF_MAX_MS,
+  DEFAULT_CLAIM_AHEAD_PER_ENDPOINT,
   DEFAULT_MAX_IN_FLIGHT,
   DEFAULT_MAX_PER_ENDPOINT,
   DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT,
@@ -60,6 +61,14 @@ export class DeliveryWorker {
   readonly #ownsDispatcher: boolean;
   readonly #log: WorkerLog;
   readonly #maxInFlight: number;
+  readonly #maxPerEndpoint: number;
+  /**
+   * The sends under way per endpoint, and the deliveries claimed ahead waiting for one of them to
+   * end (at most `maxPerEndpoint` are sent to one endpoint at once, however many are claimed).
+   */
+  readonly #sends = new Map<string, { sending: number; waiting: Array<() => void> }>();
+  /** The deliveries holding a send of their endpoint: freed once, when the answer is known. */
+  readonly #holdingSend = new Set<ClaimedDelivery>();
   /** The claim bookkeeping: slots, caps, timeouts, and when to claim (domain/claim-plan.ts). */
   readonly #planner: ClaimPlanner;
   readonly #signal: WakeSignal;
@@ -93,11 +102,16 @@ export class DeliveryWorker {
       createGuardedDispatcher({ allowPrivateTargets: options.config.outboundAllowPrivateTargets });
     this.#log = options.log ?? silent;
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+    this.#maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT;
+    const refill = options.refill ?? refillStrategyOf(options.store.db);
     this.#planner = new ClaimPlanner(
       claimPolicy({
         maxInFlight: this.#maxInFlight,
-        maxPerEndpoint: options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT,
+        maxPerEndpoint: this.#maxPerEndpoint,
         maxPerTimedOutEndpoint: options.maxPerTimedOutEndpoint ?? DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT,
+        // Where the refill rides in a recording (a round trip), claimed ahead (see worker-options.ts).
+        claimAhead:
+          options.claimAheadPerEndpoint ?? (refill === 'claim-with-recording' ? DEFAULT_CLAIM_AHEAD_PER_ENDPOINT : 0),
       }),
     );
     this.#signal = new WakeSignal(options.clock);
@@ -108,7 +122,6 @@ export class DeliveryWorker {
       renewEveryMs: options.leaseRenewalMs,
       log: this.#log,
     });
-    const refill = options.refill ?? refillStrategyOf(options.store.db);
     this.#recorder = new AttemptRecorder({
       db: options.store.db,
       clock: options.clock,
@@ -125,7 +138,10 @@ export class DeliveryWorker {
       log: this.#log,
       random: options.random ?? Math.random,
       timeoutMs: options.timeoutMs,
-      onSent: (delivery, result) => this.#observe(delivery.endpoint.id, result),
+      onSent: (delivery, result) => {
+        this.#endSend(delivery);
+        this.#observe(delivery.endpoint.id, result);
+      },
       // The policy is this worker's for its whole life: a URL's verdict under it does not change.
       urlRefusals: new BoundedCache(URL_CHECKS_REMEMBERED),
     };
@@ -374,16 +390,44 @@ export class DeliveryWorker {
     if (this.#planner.release(delivery.endpoint.id, this.#state === 'running')) this.#signal.notify();
   }
 
+  /** Resolves once `delivery` may be sent: fewer than `maxPerEndpoint` sends to its endpoint are under way. */
+  #startSend(delivery: ClaimedDelivery): Promise<void> | undefined {
+    const endpointId = delivery.endpoint.id;
+    let sends = this.#sends.get(endpointId);
+    if (!sends) this.#sends.set(endpointId, (sends = { sending: 0, waiting: [] }));
+    this.#holdingSend.add(delivery);
+    if (sends.sending < this.#maxPerEndpoint) {
+      sends.sending++;
+      return undefined;
+    }
+    // The send that ends hands its place over (#endSend): the count stays.
+    return new Promise((resolve) => sends.waiting.push(resolve));
+  }
+
+  /** The send of `delivery` is over (answered, failed or never made): the next waiting one goes. */
+  #endSend(delivery: ClaimedDelivery): void {
+    if (!this.#holdingSend.delete(delivery)) return;
+    const endpointId = delivery.endpoint.id;
+    const sends = this.#sends.get(endpointId);
+    if (!sends) return;
+    const next = sends.waiting.shift();
+    if (next) return next();
+    sends.sending--;
+    if (sends.sending === 0) this.#sends.delete(endpointId);
+  }
+
   /** Sends one claimed delivery and records the attempt. Never rejects. */
   async #deliver(delivery: ClaimedDelivery): Promise<Outcome> {
     let outcome: Outcome;
     try {
+      await this.#startSend(delivery);
       outcome = await attemptDelivery(delivery, this.#attempts);
     } catch (err) {
       // Recording failed (database trouble): the lease runs out and another attempt follows.
       this.#log.error({ err, deliveryId: delivery.id }, 'webhook delivery could not be recorded');
       outcome = 'lost';
     } finally {
+      this.#endSend(delivery);
       this.#release(delivery);
     }
     (this.#options.metrics ?? noMetrics).webhookDelivery({ result: outcome });

@@ -15,6 +15,7 @@ test('the default policy: 16 per endpoint, one to an endpoint that timed out, 8 
   assert.deepEqual(policy, {
     maxInFlight: 64,
     maxPerEndpoint: 16,
+    claimAhead: 0,
     maxPerTimedOutEndpoint: 1,
     reserve: 8,
     laneWidth: 2,
@@ -208,6 +209,46 @@ test('a timeout caps its endpoint at one until an answer; the oldest timeouts ar
     ['whk_x', 'whk_y', 'whk_z'].map((id) => plan.capOf(id)),
     [4, 1, 1],
   );
+});
+
+test('an answering endpoint is claimed ahead; a timeout, an attempt unanswered or the reserve end that', () => {
+  const ahead = claimPolicy({ maxInFlight: 64, maxPerEndpoint: 16, claimAhead: 16 });
+  assert.equal(ahead.claimAhead, 16);
+  const answering = (ids: string[]) => ({ ...load({ whk_a: 10 }), answering: new Set(ids) });
+  // Answered, with 10 in flight: 32 claimed in all, so 22 more, of which 16 at most are sent at once.
+  let plan = planClaim(ahead, answering(['whk_a', 'whk_idle']));
+  assert.equal(plan.capOf('whk_a'), 32);
+  assert.equal(plan.allowances.get('whk_a'), 22);
+  // Answered with nothing in flight: its allowance is listed too (the default is 16).
+  assert.equal(plan.allowances.get('whk_idle'), 32);
+  // Not heard from: the plain cap. Timed out: one, even if listed as answering.
+  assert.equal(plan.capOf('whk_new'), 16);
+  plan = planClaim(ahead, { ...answering(['whk_a']), timedOut: new Set(['whk_a']) });
+  assert.equal(plan.capOf('whk_a'), 1);
+  // Held to the reserve: the lane width, as for every endpoint.
+  plan = planClaim(ahead, { ...load({ whk_a: 10, whk_b: 47 }), answering: new Set(['whk_a']) });
+  assert.equal(plan.reserved, true);
+  assert.equal(plan.capOf('whk_a'), 2);
+  // A policy without it ignores the answers.
+  assert.equal(planClaim(policy, answering(['whk_a'])).capOf('whk_a'), 16);
+
+  const planner = new ClaimPlanner(claimPolicy({ maxInFlight: 3, maxPerEndpoint: 2, claimAhead: 2 }));
+  assert.equal(planner.stepClaim(3).plan.capOf('whk_a'), 2, 'not heard from yet');
+  planner.observe('whk_a', 'answered');
+  assert.equal(planner.stepClaim(3).plan.capOf('whk_a'), 4);
+  planner.observe('whk_a', 'unanswered');
+  assert.equal(planner.stepClaim(3).plan.capOf('whk_a'), 2, 'no answer: no claim ahead');
+  planner.observe('whk_a', 'answered');
+  planner.observe('whk_a', 'timed-out');
+  assert.equal(planner.stepClaim(3).plan.capOf('whk_a'), 1);
+  // Each answering endpoint is an allowance of every claim: the planner keeps as many as it has slots.
+  for (const id of ['whk_w', 'whk_x', 'whk_y', 'whk_z']) planner.observe(id, 'answered');
+  const caps = planner.stepClaim(3).plan;
+  assert.deepEqual(
+    ['whk_w', 'whk_x', 'whk_y', 'whk_z'].map((id) => caps.capOf(id)),
+    [2, 4, 4, 4],
+  );
+  assert.equal(caps.allowances.size, 4, 'whk_a (timed out) and the three most recent answers');
 });
 
 test("a commit's own wake-up says deliveries are due; a step neither uses nor consumes that", () => {

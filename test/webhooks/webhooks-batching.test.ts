@@ -380,12 +380,44 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     });
   const statusesOf = async (endpointId: string) => (await rows(endpointId)).map((r) => r.status);
 
+  test("an answering endpoint's next deliveries are claimed ahead: each goes as a send ends, no claim between", async () => {
+    const gates = heldResponses(8);
+    receiver.respondWith(...gates.map((g) => ({ status: 200, after: g.promise })));
+    const endpoint = await createEndpoint(h, tenant, receiver.url);
+    for (let i = 0; i < 8; i++) await emitEvent(h, tenant);
+    const { w, counts } = countingWorker({ maxPerEndpoint: 2, claimAheadPerEndpoint: 2, maxInFlight: 8 });
+    const sending = async () => (await statusesOf(endpoint.id)).filter((s) => s === 'sending').length;
+    await w.start();
+    await within(5_000, receiver.waitForRequests(2), 'the endpoint to get its cap of two');
+    await w.settled();
+    // Not heard from yet: two claimed, both sent.
+    assert.equal(await sending(), 2);
+    // An answer: the refill claims up to the cap and two ahead, and sends one (two at once, no more).
+    gates[0].resolve();
+    await within(5_000, receiver.waitForRequests(3), 'the refill');
+    await w.settled();
+    assert.equal(await sending(), 4, 'one in flight, one more sent, two claimed ahead');
+    assert.equal(receiver.requests.length, 3, 'two sends at once');
+    // The next answer starts a delivery claimed ahead: no claim before it goes.
+    const claims = counts.claims;
+    gates[1].resolve();
+    await within(5_000, receiver.waitForRequests(4), 'a delivery claimed ahead');
+    await w.settled();
+    assert.equal(counts.claims, claims);
+    assert.equal(receiver.requests.length, 4, 'two sends at once');
+    for (const g of gates) g.resolve();
+    await within(10_000, receiver.waitForRequests(8), 'the rest of the backlog');
+    await w.stop();
+    assert.deepEqual(await statusesOf(endpoint.id), Array(8).fill('succeeded'));
+  });
+
   test('a backlog to one capped endpoint is looked past once, not after every refill', async () => {
     const gates = heldResponses(10);
     receiver.respondWith(...gates.map((g) => ({ status: 200, after: g.promise })));
     const endpoint = await createEndpoint(h, tenant, receiver.url);
     for (let i = 0; i < 10; i++) await emitEvent(h, tenant);
-    const { w, counts } = countingWorker({ maxPerEndpoint: 2 });
+    // Nothing claimed ahead: each answer is a refill of its own, the claims this counts.
+    const { w, counts } = countingWorker({ maxPerEndpoint: 2, claimAheadPerEndpoint: 0 });
     const looks = () => counts.claims + counts.dueReads;
     await w.start();
     await within(5_000, receiver.waitForRequests(2), 'the endpoint to get its cap of two');
@@ -417,7 +449,14 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     retryReceiver.respondWith({ status: 500 });
     const retried = await createEndpoint(h, other, retryReceiver.url);
     await emitEvent(h, other);
-    const { w } = countingWorker({ maxPerEndpoint: 2, maxInFlight: 3, pollIntervalMs, timeoutMs: 60_000 });
+    // Nothing claimed ahead: the refill after an answer is the claim that skips the look.
+    const { w } = countingWorker({
+      maxPerEndpoint: 2,
+      maxInFlight: 3,
+      pollIntervalMs,
+      timeoutMs: 60_000,
+      claimAheadPerEndpoint: 0,
+    });
     await w.start();
     await within(5_000, retryReceiver.waitForRequests(1), 'the first attempt, answered 500');
     await waitUntil(async () => !(await statusesOf(retried.id)).includes('sending'), 'the first attempt recorded', {
