@@ -202,20 +202,25 @@ test(
   },
   async () => {
     // Such a build waits for every older transaction, including another file's wait for the lock:
-    // if the migrating file held it, neither would ever finish.
-    const other = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await other.connect();
+    // if the migrating file held it, neither would ever finish. Whether this process holds it is
+    // read off pg_locks by its lock connection's name: other files, running beside this one, may
+    // hold the lock themselves at any moment.
+    const watcher = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await watcher.connect();
     try {
-      const tryLock = async () =>
-        (await other.query<{ got: boolean }>(`select pg_try_advisory_lock(hashtext('matricula test schemas')) as got`))
-          .rows[0]!.got;
-      const free = await migratingOnline('t_probe', tryLock);
-      assert.equal(free, true, 'another file can take the schema lock while the migration runs');
-      await other.query(`select pg_advisory_unlock(hashtext('matricula test schemas'))`);
+      const held = async () =>
+        (
+          await watcher.query(
+            `select 1 from pg_locks l join pg_stat_activity a on a.pid = l.pid
+             where a.application_name = $1 and l.locktype = 'advisory' and l.granted`,
+            [SCHEMA_LOCK_CONNECTION],
+          )
+        ).rowCount === 1;
+      assert.equal(await migratingOnline('t_probe', held), false, 'the schema lock is free while the migration runs');
       // The plain variant holds it: what the files that create, migrate and drop empty schemas use.
-      assert.equal(await besideOtherFiles('t_probe', tryLock), false);
+      assert.equal(await besideOtherFiles('t_probe', held), true);
     } finally {
-      await other.end();
+      await watcher.end();
     }
   },
 );
