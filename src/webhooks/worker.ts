@@ -88,6 +88,8 @@ export class DeliveryWorker {
    * is recorded or given up.
    */
   readonly #slots = new Map<string, ClaimedDelivery>();
+  /** The loop's claim under way, settled when it is done, failed or not ({@link settled}). */
+  #loopClaim: Promise<void> | undefined;
   /** A claim is under way (the loop's, or one riding in a recording): claims are made one at a time. */
   #claiming = false;
   /** The loop wanted to claim while a claim rode in a recording: it claims once that one is done. */
@@ -239,10 +241,13 @@ export class DeliveryWorker {
   }
 
   /**
-   * Waits for the lease renewal and the recording under way: for tests that step the clock and
-   * then look at the database.
+   * Waits for the loop's claim, the lease renewal and the recording under way: for tests that step
+   * the clock and then look at the database. Once the loop's claim is done the loop waits on the
+   * clock from the time it had then (a step of the clock before that would be measured from the
+   * stepped time).
    */
   async settled(): Promise<void> {
+    while (this.#loopClaim) await this.#loopClaim;
     await this.#leases.settled();
     await this.#recorder.settled();
   }
@@ -259,7 +264,12 @@ export class DeliveryWorker {
       if (ticket) {
         this.#claiming = true;
         try {
-          const { batch, ...result } = await this.#claim(ticket);
+          const claim = this.#claim(ticket);
+          this.#loopClaim = claim.then(
+            () => undefined,
+            () => undefined,
+          );
+          const { batch, ...result } = await claim;
           for (const delivery of batch) this.#track(this.#deliver(delivery));
           ({ more, waitMs } = this.#planner.settle(ticket, result, clock.now().getTime(), pollMs));
           if (this.#claimFailures > 0) {
@@ -274,6 +284,7 @@ export class DeliveryWorker {
           waitMs = Math.min(pollMs * 2 ** (this.#claimFailures - 1), Math.max(pollMs, CLAIM_BACKOFF_MAX_MS));
         } finally {
           this.#claiming = false;
+          this.#loopClaim = undefined;
         }
       }
       if (more && this.#planner.hasRoom) continue;

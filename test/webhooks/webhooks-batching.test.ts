@@ -258,6 +258,40 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     assert.equal(attempts.length, N);
   });
 
+  test("settled() waits for the loop's claim under way: a step of the clock after it counts from the claim", async () => {
+    // The loop's claims held until released, as a slow database holds them.
+    let holding = true;
+    const held: Array<() => void> = [];
+    const claims = new Set<unknown>();
+    const db: Db = h.store.db.withPlugin({
+      transformQuery: ({ node, queryId }) => {
+        if (JSON.stringify(node).includes('row_number')) claims.add(queryId);
+        return node;
+      },
+      transformResult: async ({ result, queryId }) => {
+        if (holding && claims.has(queryId)) await new Promise<void>((resolve) => held.push(resolve));
+        return result;
+      },
+    });
+    const endpoint = await createEndpoint(h, tenant, receiver.url);
+    const w = worker({ store: { ...h.store, db }, pollIntervalMs: 3_600_000 });
+    await w.start();
+    await emitEvent(h, tenant);
+    await waitUntil(() => held.length > 0, 'the claim to be held');
+    let settled = false;
+    const settling = w.settled().then(() => (settled = true));
+    // Everything else is settled: nothing in flight, nothing to record.
+    await new Promise((resolve) => setImmediate(resolve));
+    const early = settled;
+    holding = false;
+    for (const release of held.splice(0)) release();
+    assert.equal(early, false, 'settled while the claim was under way');
+    await settling;
+    await within(5_000, receiver.waitForRequests(1), 'the claimed delivery');
+    await w.stop();
+    assert.deepEqual(await statusesOf(endpoint.id), ['succeeded']);
+  });
+
   test('attempts that finish in separate callbacks of one turn are recorded in one transaction', async () => {
     await createEndpoint(h, tenant, receiver.url);
     for (let i = 0; i < 3; i++) await emitEvent(h, tenant);
