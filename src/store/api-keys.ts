@@ -114,6 +114,18 @@ const revokedByHash = prepareQuery('revoked_by_hash', (db, p: { keyHash: string 
   db.selectFrom('revoked_keys').select('key_id').where('key_hash', '=', p.keyHash),
 );
 
+/** A key's columns as `key_*` (read by {@link keyOfRow}) and its application's status. */
+export const KEY_ROW_COLUMNS = [
+  'api_keys.id as key_id',
+  'api_keys.app_id as key_app_id',
+  'api_keys.org_id as key_org_id',
+  'api_keys.name as key_name',
+  'api_keys.environment as key_environment',
+  'api_keys.key_hint',
+  'api_keys.created_at as key_created_at',
+  'applications.status as app_status',
+] as const;
+
 /**
  * The key and, in the same query, the session `sessionId` if it belongs to the key's organization:
  * reading a session with its key costs one round trip instead of two.
@@ -125,16 +137,7 @@ const keyWithSession = prepareQuery('key_with_session', (db, p: { keyHash: strin
     .leftJoin('sessions', (join) =>
       join.on('sessions.id', '=', p.sessionId).onRef('sessions.org_id', '=', 'api_keys.org_id'),
     )
-    .select([
-      'api_keys.id as key_id',
-      'api_keys.app_id as key_app_id',
-      'api_keys.org_id as key_org_id',
-      'api_keys.name as key_name',
-      'api_keys.environment as key_environment',
-      'api_keys.key_hint',
-      'api_keys.created_at as key_created_at',
-      'applications.status as app_status',
-    ])
+    .select(KEY_ROW_COLUMNS)
     .selectAll('sessions')
     .where('api_keys.key_hash', '=', p.keyHash),
 );

@@ -3,7 +3,14 @@ import type { Db } from './db.ts';
 import { capabilitiesOf } from './dialect.ts';
 import { prepareQuery } from './prepared.ts';
 import type { SessionsTable } from './schema.ts';
-import { keyOfRow, lookupKeyByHash, lookupKeyWithSession, revokedOrUnknown, type KeyLookup } from './api-keys.ts';
+import {
+  KEY_ROW_COLUMNS,
+  keyOfRow,
+  lookupKeyByHash,
+  lookupKeyWithSession,
+  revokedOrUnknown,
+  type KeyLookup,
+} from './api-keys.ts';
 import { toSession } from './sessions.ts';
 import type { Session } from '../domain/session.ts';
 
@@ -24,17 +31,7 @@ const keysByHashes = prepareQuery('keys_by_hashes', (db, p: { keyHashes: string[
   db
     .selectFrom('api_keys')
     .innerJoin('applications', 'applications.id', 'api_keys.app_id')
-    .select([
-      'api_keys.key_hash',
-      'api_keys.id as key_id',
-      'api_keys.app_id as key_app_id',
-      'api_keys.org_id as key_org_id',
-      'api_keys.name as key_name',
-      'api_keys.environment as key_environment',
-      'api_keys.key_hint',
-      'api_keys.created_at as key_created_at',
-      'applications.status as app_status',
-    ])
+    .select(['api_keys.key_hash', ...KEY_ROW_COLUMNS])
     .where('api_keys.key_hash', '=', sql<string>`any(${p.keyHashes})`),
 );
 
@@ -61,17 +58,7 @@ const keysWithSessions = prepareQuery('keys_with_sessions', (db, p: { keyHashes:
     .leftJoin('sessions', (join) =>
       join.onRef('sessions.id', '=', 'wanted.session_id').onRef('sessions.org_id', '=', 'api_keys.org_id'),
     )
-    .select([
-      'wanted.n',
-      'api_keys.id as key_id',
-      'api_keys.app_id as key_app_id',
-      'api_keys.org_id as key_org_id',
-      'api_keys.name as key_name',
-      'api_keys.environment as key_environment',
-      'api_keys.key_hint',
-      'api_keys.created_at as key_created_at',
-      'applications.status as app_status',
-    ])
+    .select(['wanted.n', ...KEY_ROW_COLUMNS])
     .selectAll('sessions'),
 );
 

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { hashSecret } from '../../src/domain/api-key-format.ts';
 import { systemClock } from '../../src/domain/clock.ts';
-import { newId } from '../../src/domain/ids.ts';
 import type { Session } from '../../src/domain/session.ts';
 import { issueKey } from '../../src/services/api-keys.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
@@ -11,6 +10,7 @@ import { updateApplication } from '../../src/store/applications.ts';
 import { KeyLookups } from '../../src/store/key-lookups.ts';
 import { insertSession } from '../../src/store/sessions.ts';
 import { createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
+import { sessionRecord } from '../support/session-records.ts';
 import { installStatementCounter } from '../support/statements.ts';
 
 /**
@@ -28,31 +28,7 @@ forEachDialect('key lookups, grouped', (dialect) => {
   const sessions: Record<'a1' | 'a2' | 'b1', Session> = {} as never;
   const ids = { orgA: '', orgB: '', orgC: '', keyA: '', keyB: '', keyC: '' };
 
-  const sessionOf = (orgId: string, appId: string): Session => {
-    const id = newId('session', systemClock);
-    const now = new Date().toISOString();
-    return {
-      id,
-      appId,
-      orgId,
-      environment: 'sandbox',
-      status: 'pending',
-      challengeNonce: `nonce_${id}`,
-      purpose: 'Key lookups',
-      requiredClaims: ['is_active_student'],
-      metadata: null,
-      clientReference: null,
-      failedAttempts: 0,
-      result: null,
-      expiresAt: now,
-      createdAt: now,
-      updatedAt: now,
-      consentedAt: null,
-      completedAt: null,
-      redactedAt: null,
-      returnUrl: null,
-    };
-  };
+  const sessionOf = (orgId: string, appId: string) => sessionRecord(orgId, appId, { purpose: 'Key lookups' });
 
   before(async () => {
     db = await createTestStore(dialect);

@@ -7,6 +7,7 @@ import { createOrganization } from '../../src/services/organizations.ts';
 import { SessionInserts } from '../../src/store/session-inserts.ts';
 import { findSession } from '../../src/store/sessions.ts';
 import { createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
+import { sessionRecord } from '../support/session-records.ts';
 
 /**
  * Group commit of new sessions (store/session-inserts.ts): inserts that arrive while one runs are
@@ -21,28 +22,8 @@ forEachDialect('session inserts, grouped', (dialect) => {
       { db: db.store.db, clock: systemClock },
       { name: 'A', environment: 'sandbox' },
     );
-    const now = new Date().toISOString();
-    session = (id = newId('session', systemClock)) => ({
-      id,
-      appId: org.application.id,
-      orgId: org.organization.id,
-      environment: 'sandbox',
-      status: 'pending',
-      challengeNonce: `nonce_${id}`,
-      purpose: 'Grouped',
-      requiredClaims: ['is_active_student'],
-      metadata: { n: id },
-      clientReference: null,
-      failedAttempts: 0,
-      result: null,
-      expiresAt: now,
-      createdAt: now,
-      updatedAt: now,
-      consentedAt: null,
-      completedAt: null,
-      redactedAt: null,
-      returnUrl: null,
-    });
+    session = (id = newId('session', systemClock)) =>
+      sessionRecord(org.organization.id, org.application.id, { id, purpose: 'Grouped', metadata: { n: id } });
   });
   after(() => db.drop());
 
