@@ -414,7 +414,7 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     });
   const statusesOf = async (endpointId: string) => (await rows(endpointId)).map((r) => r.status);
 
-  test("an answering endpoint's next deliveries are claimed ahead: each goes as a send ends, no claim between", async () => {
+  test("an answering endpoint's next deliveries are claimed ahead: each goes as a send ends, no claim between; a stop sends them", async () => {
     const gates = heldResponses(8);
     receiver.respondWith(...gates.map((g) => ({ status: 200, after: g.promise })));
     const endpoint = await createEndpoint(h, tenant, receiver.url);
@@ -439,10 +439,16 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     await w.settled();
     assert.equal(counts.claims, claims);
     assert.equal(receiver.requests.length, 4, 'two sends at once');
+    // Stopping, it still sends the one it claimed ahead (as a send in flight, it is leased and
+    // counted as an attempt), and claims nothing more.
+    const stopping = w.stop();
     for (const g of gates) g.resolve();
-    await within(10_000, receiver.waitForRequests(8), 'the rest of the backlog');
-    await w.stop();
-    assert.deepEqual(await statusesOf(endpoint.id), Array(8).fill('succeeded'));
+    await stopping;
+    assert.equal(receiver.requests.length, 5);
+    assert.deepEqual((await statusesOf(endpoint.id)).sort(), [
+      ...Array(3).fill('pending'),
+      ...Array(5).fill('succeeded'),
+    ]);
   });
 
   test('a backlog to one capped endpoint is looked past once, not after every refill', async () => {
