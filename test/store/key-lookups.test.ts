@@ -82,6 +82,8 @@ forEachDialect('key lookups, grouped', (dialect) => {
           lookups.withSession(hash.a, sessions.b1.id),
           lookups.withSession(hash.b, sessions.b1.id),
           lookups.withSession(hash.b, 'sess_none'),
+          // An id with an array literal's quoting characters reads as one value, not as several.
+          lookups.withSession(hash.b, `a"b{c,${sessions.b1.id}}\\e`),
           lookups.withSession(hash.unknown, sessions.a1.id),
           lookups.withSession(hash.revoked, sessions.a1.id),
           lookups.withSession(hash.archived, sessions.a1.id),
@@ -107,11 +109,12 @@ forEachDialect('key lookups, grouped', (dialect) => {
       active('A'),
       active('B', sessions.b1),
       active('B'),
+      active('B'),
       { kind: 'unknown' },
       { kind: 'revoked' },
       active('C'),
     ]);
-    // PostgreSQL: one statement for the six key reads, one for the eight with a session, and the
+    // PostgreSQL: one statement for the six key reads, one for the nine with a session, and the
     // deny-list read for each of the four that found no key. SQLite: each read alone, at once.
     const grouped = statements.filter((s) => /unnest|any\(/.test(s));
     if (dialect === 'postgres') {
@@ -119,7 +122,7 @@ forEachDialect('key lookups, grouped', (dialect) => {
       assert.equal(statements.length, 6, statements.join('\n---\n'));
     } else {
       assert.equal(grouped.length, 0, statements.join('\n---\n'));
-      assert.equal(statements.length, 14 + 4, statements.join('\n---\n'));
+      assert.equal(statements.length, 15 + 4, statements.join('\n---\n'));
     }
   });
 
