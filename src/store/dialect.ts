@@ -27,6 +27,11 @@ export interface DialectCapabilities {
   /** Queries can run as named prepared statements of the connection (PreparingPgClient). */
   namedStatements: boolean;
   /**
+   * Each statement is a round trip to a server, not a call in process: reads made together are
+   * worth sending as one statement (store/key-lookups.ts).
+   */
+  statementRoundTrips: boolean;
+  /**
    * A WITH may hold an INSERT, UPDATE or DELETE … RETURNING whose rows the statement around it
    * reads (and joins): a write and the read after it in one round trip.
    */
@@ -126,6 +131,7 @@ export const SQLITE: DialectCapabilities = {
   skipLocked: false,
   listenNotify: false,
   namedStatements: false,
+  statementRoundTrips: false,
   writableCtes: false,
   erasure: SQLITE_ERASURE,
   refreshStatistics: sqliteRefreshStatistics,
@@ -136,6 +142,7 @@ export const POSTGRES: DialectCapabilities = {
   skipLocked: true,
   listenNotify: true,
   namedStatements: true,
+  statementRoundTrips: true,
   writableCtes: true,
   erasure: POSTGRES_ERASURE,
   refreshStatistics: postgresRefreshStatistics,

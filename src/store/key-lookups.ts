@@ -78,7 +78,7 @@ export class KeyLookups {
 
   constructor(db: Db) {
     this.#db = db;
-    this.#grouped = capabilitiesOf(db).namedStatements;
+    this.#grouped = capabilitiesOf(db).statementRoundTrips;
   }
 
   /** The key of this hash, as {@link lookupKeyByHash}. */
