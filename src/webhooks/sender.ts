@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { request, type Dispatcher } from 'undici';
+import type { EndpointSignal } from '../domain/claim-plan.ts';
 import { systemClock, type Clock } from '../domain/clock.ts';
 
 /**
@@ -45,6 +46,14 @@ export interface SendWebhookInput {
 }
 
 class AttemptTimeout extends Error {}
+
+/**
+ * What an attempt's result says of its endpoint to the claim plan (domain/claim-plan.ts
+ * ClaimPlanner.observe): it timed out, it was answered (any status), or neither.
+ */
+export function endpointSignalOf(result: SendResult): EndpointSignal {
+  return result.error === 'timeout' ? 'timed-out' : result.status !== undefined ? 'answered' : 'unanswered';
+}
 
 /** Sends one delivery attempt. Never throws for network outcomes. */
 export async function sendWebhook(input: SendWebhookInput): Promise<SendResult> {

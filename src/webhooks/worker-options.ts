@@ -9,6 +9,7 @@ import type { MetricsRecorder } from '../domain/metrics.ts';
 import type { Store } from '../store/db.ts';
 import type { RefillStrategy } from '../store/webhook-deliveries/record-and-claim.ts';
 import type { DeliveryWakeups } from './wake.ts';
+import type { Outcome } from './attempt.ts';
 
 export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped';
 
@@ -76,4 +77,16 @@ export interface RunSummary {
   failed: number;
   /** Sent, but the lease was lost or the endpoint deleted meanwhile: not recorded. */
   lost: number;
+}
+
+/** The summary of a step that claimed `claimed` deliveries and ended with `outcomes`. */
+export function runSummary(claimed: number, outcomes: readonly Outcome[]): RunSummary {
+  const count = (o: Outcome) => outcomes.filter((x) => x === o).length;
+  return {
+    claimed,
+    succeeded: count('succeeded'),
+    retrying: count('retrying'),
+    failed: count('failed'),
+    lost: count('lost'),
+  };
 }

@@ -8,9 +8,11 @@ import { claimDueDeliveries, type ClaimedDelivery, type ClaimRequest } from '../
 import { refillStrategyOf } from '../store/webhook-deliveries/record-and-claim.ts';
 import type { PendingRecord } from '../store/webhook-deliveries/recording.ts';
 import { AttemptRecorder, type ClaimWithRecording } from './attempt-recorder.ts';
+import { EndpointSends } from './endpoint-sends.ts';
+import { TakenSlots } from './taken-slots.ts';
 import { attemptDelivery, type AttemptContext, type Outcome } from './attempt.ts';
 import { LeaseKeeper } from './leases.ts';
-import type { SendResult } from './sender.ts';
+import { endpointSignalOf } from './sender.ts';
 import { createGuardedDispatcher } from '../outbound/ssrf.ts';
 import { listenForDeliveries, WakeSignal, type Listener } from './wake.ts';
 import {
@@ -21,6 +23,7 @@ import {
   DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT,
   DEFAULT_POLL_INTERVAL_MS,
   URL_CHECKS_REMEMBERED,
+  runSummary,
   type DeliveryWorkerOptions,
   type RunSummary,
   type WorkerLog,
@@ -61,14 +64,8 @@ export class DeliveryWorker {
   readonly #ownsDispatcher: boolean;
   readonly #log: WorkerLog;
   readonly #maxInFlight: number;
-  readonly #maxPerEndpoint: number;
-  /**
-   * The sends under way per endpoint, and the deliveries claimed ahead waiting for one of them to
-   * end (at most `maxPerEndpoint` are sent to one endpoint at once, however many are claimed).
-   */
-  readonly #sends = new Map<string, { sending: number; waiting: Array<() => void> }>();
-  /** The deliveries holding a send of their endpoint: freed once, when the answer is known. */
-  readonly #holdingSend = new Set<ClaimedDelivery>();
+  /** At most `maxPerEndpoint` sent to one endpoint at once, however many are claimed. */
+  readonly #sends: EndpointSends;
   /** The claim bookkeeping: slots, caps, timeouts, and when to claim (domain/claim-plan.ts). */
   readonly #planner: ClaimPlanner;
   readonly #signal: WakeSignal;
@@ -82,12 +79,7 @@ export class DeliveryWorker {
   /** Claims failed in a row (the database unreachable): the backoff, and one log line per outage. */
   #claimFailures = 0;
   #listener: Listener | undefined;
-  /**
-   * The deliveries whose slots are taken, by claim token and id: a slot is freed once, when the
-   * attempt is handed to a recording that may claim with it (claim-with-recording), else when it
-   * is recorded or given up.
-   */
-  readonly #slots = new Map<string, ClaimedDelivery>();
+  readonly #slots = new TakenSlots();
   /** The loop's claim under way, settled when it is done, failed or not ({@link settled}). */
   #loopClaim: Promise<void> | undefined;
   /** A claim is under way (the loop's, or one riding in a recording): claims are made one at a time. */
@@ -104,12 +96,13 @@ export class DeliveryWorker {
       createGuardedDispatcher({ allowPrivateTargets: options.config.outboundAllowPrivateTargets });
     this.#log = options.log ?? silent;
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
-    this.#maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT;
+    const maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT;
+    this.#sends = new EndpointSends(maxPerEndpoint);
     const refill = options.refill ?? refillStrategyOf(options.store.db);
     this.#planner = new ClaimPlanner(
       claimPolicy({
         maxInFlight: this.#maxInFlight,
-        maxPerEndpoint: this.#maxPerEndpoint,
+        maxPerEndpoint,
         maxPerTimedOutEndpoint: options.maxPerTimedOutEndpoint ?? DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT,
         // Where the refill rides in a recording (a round trip), claimed ahead (see worker-options.ts).
         claimAhead:
@@ -141,8 +134,9 @@ export class DeliveryWorker {
       random: options.random ?? Math.random,
       timeoutMs: options.timeoutMs,
       onSent: (delivery, result) => {
-        this.#endSend(delivery);
-        this.#observe(delivery.endpoint.id, result);
+        this.#sends.end(delivery);
+        // A timeout narrows the endpoint to one send at a time (ClaimPlanner.observe).
+        this.#planner.observe(delivery.endpoint.id, endpointSignalOf(result));
       },
       // The policy is this worker's for its whole life: a URL's verdict under it does not change.
       urlRefusals: new BoundedCache(URL_CHECKS_REMEMBERED),
@@ -172,15 +166,7 @@ export class DeliveryWorker {
       sends.push(...batch.map((delivery) => this.#deliver(delivery)));
       more = batch.length > 0 && (capped || full);
     }
-    const outcomes = await Promise.all(sends);
-    const count = (o: Outcome) => outcomes.filter((x) => x === o).length;
-    return {
-      claimed: claimed.length,
-      succeeded: count('succeeded'),
-      retrying: count('retrying'),
-      failed: count('failed'),
-      lost: count('lost'),
-    };
+    return runSummary(claimed.length, await Promise.all(sends));
   }
 
   /** Starts the loop: claims whenever woken, when a slot frees up, and every poll interval. */
@@ -326,7 +312,7 @@ export class DeliveryWorker {
   /** The claim of `ticket` under `token` took `batch`: their slots and leases are taken. */
   #took(ticket: ClaimTicket, token: string, batch: ClaimedDelivery[]): ClaimResult {
     this.#leases.hold(token, batch.length);
-    for (const delivery of batch) this.#slots.set(slotKey(delivery.leaseToken, delivery.id), delivery);
+    this.#slots.take(batch);
     return this.#planner.claimed(
       ticket,
       batch.map((d) => d.endpoint.id),
@@ -342,11 +328,8 @@ export class DeliveryWorker {
   #claimWithRecording(records: readonly PendingRecord[]): ClaimWithRecording | undefined {
     const endpointIds: string[] = [];
     for (const { token, deliveryId } of records) {
-      const key = slotKey(token, deliveryId);
-      const delivery = this.#slots.get(key);
-      if (!delivery) continue;
-      this.#slots.delete(key);
-      endpointIds.push(delivery.endpoint.id);
+      const delivery = this.#slots.free(token, deliveryId);
+      if (delivery) endpointIds.push(delivery.endpoint.id);
     }
     const running = this.#state === 'running';
     if (!running || this.#claiming) {
@@ -383,70 +366,31 @@ export class DeliveryWorker {
     };
   }
 
-  /** What an attempt says of its endpoint (a timeout narrows it to one send at a time: ClaimPlanner.observe). */
-  #observe(endpointId: string, result: SendResult): void {
-    this.#planner.observe(
-      endpointId,
-      result.error === 'timeout' ? 'timed-out' : result.status !== undefined ? 'answered' : 'unanswered',
-    );
-  }
-
   /**
    * The delivery is recorded (or given up): its lease needs no renewal, its slot is free (unless
    * freed already, when its attempt went to a recording that may claim with it).
    */
   #release(delivery: ClaimedDelivery): void {
     this.#leases.release(delivery.leaseToken);
-    if (!this.#slots.delete(slotKey(delivery.leaseToken, delivery.id))) return;
+    if (!this.#slots.free(delivery.leaseToken, delivery.id)) return;
     if (this.#planner.release(delivery.endpoint.id, this.#state === 'running')) this.#signal.notify();
-  }
-
-  /** Resolves once `delivery` may be sent: fewer than `maxPerEndpoint` sends to its endpoint are under way. */
-  #startSend(delivery: ClaimedDelivery): Promise<void> | undefined {
-    const endpointId = delivery.endpoint.id;
-    let sends = this.#sends.get(endpointId);
-    if (!sends) this.#sends.set(endpointId, (sends = { sending: 0, waiting: [] }));
-    this.#holdingSend.add(delivery);
-    if (sends.sending < this.#maxPerEndpoint) {
-      sends.sending++;
-      return undefined;
-    }
-    // The send that ends hands its place over (#endSend): the count stays.
-    return new Promise((resolve) => sends.waiting.push(resolve));
-  }
-
-  /** The send of `delivery` is over (answered, failed or never made): the next waiting one goes. */
-  #endSend(delivery: ClaimedDelivery): void {
-    if (!this.#holdingSend.delete(delivery)) return;
-    const endpointId = delivery.endpoint.id;
-    const sends = this.#sends.get(endpointId);
-    if (!sends) return;
-    const next = sends.waiting.shift();
-    if (next) return next();
-    sends.sending--;
-    if (sends.sending === 0) this.#sends.delete(endpointId);
   }
 
   /** Sends one claimed delivery and records the attempt. Never rejects. */
   async #deliver(delivery: ClaimedDelivery): Promise<Outcome> {
     let outcome: Outcome;
     try {
-      await this.#startSend(delivery);
+      await this.#sends.start(delivery);
       outcome = await attemptDelivery(delivery, this.#attempts);
     } catch (err) {
       // Recording failed (database trouble): the lease runs out and another attempt follows.
       this.#log.error({ err, deliveryId: delivery.id }, 'webhook delivery could not be recorded');
       outcome = 'lost';
     } finally {
-      this.#endSend(delivery);
+      this.#sends.end(delivery);
       this.#release(delivery);
     }
     (this.#options.metrics ?? noMetrics).webhookDelivery({ result: outcome });
     return outcome;
   }
-}
-
-/** A delivery's slot, by its claim's token and its id (a worker may claim a delivery again once its lease ran out). */
-function slotKey(token: string, deliveryId: string): string {
-  return `${token} ${deliveryId}`;
 }
