@@ -6,7 +6,7 @@ import type { TSchema } from '@sinclair/typebox';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { authenticate } from './http/auth.ts';
+import { authenticate, confirmPrincipal, recalledPrincipal } from './http/auth.ts';
 import { installCors } from './http/cors.ts';
 import { installDrain } from './http/drain.ts';
 import { isDatabaseUnavailable } from './store/unavailable.ts';
@@ -117,11 +117,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.openid4vp.clientIdPrefix === 'x509_hash')
     app.addHook('onReady', async () => void (await services.requestSigner()));
   installValidation(app, COMPONENT_SCHEMAS);
-  installErrorHandling(app, isDatabaseUnavailable);
+  // A caller admitted under a recalled principal is confirmed before any error is answered to it.
+  installErrorHandling(app, isDatabaseUnavailable, (request) =>
+    request.keyToConfirm ? confirmPrincipal(services.keyLookups, request) : undefined,
+  );
   installCors(app, config.corsOrigins);
   for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
   app.decorateRequest('principal', null);
   app.decorateRequest('prefetchedSession', null);
+  app.decorateRequest('keyToConfirm', null);
 
   // The hooks every request runs are callback-style where they have nothing to wait for: an async
   // hook costs a promise and a turn of the microtask queue per request.
@@ -134,6 +138,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, _reply, done) => {
     // A route that documents bearer security enforces it: the OpenAPI document cannot drift from the code.
     if (!requiresBearer(request.routeOptions.schema?.security)) return done();
+    // A route whose write confirms the key: no read when this process has seen the key before.
+    request.principal = recalledPrincipal(services.keyLookups, request) ?? null;
+    if (request.principal) return done();
     authenticate(services.keyLookups, request).then((principal) => {
       request.principal = principal;
       done();

@@ -7,3 +7,13 @@ export interface Principal {
   keyId: string;
   appId: string;
 }
+
+/**
+ * A key a request was admitted under without reading it (http/auth.ts, `confirmsKey`): the one
+ * write of its route stores only while this key still exists with this hash and its application is
+ * active, the same checks authentication makes.
+ */
+export interface KeyToConfirm {
+  keyId: string;
+  keyHash: string;
+}

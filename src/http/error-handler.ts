@@ -157,8 +157,25 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
  * database that cannot serve is logged as a warning with its cause (the outage itself is logged
  * once by the store's connection listener), everything else 5xx as an error with its stack.
  */
-export function installErrorHandling(app: FastifyInstance, isUnavailable: UnavailableCheck = () => false): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  isUnavailable: UnavailableCheck = () => false,
+  /**
+   * For a request whose caller is not confirmed yet (http/auth.ts `confirmsKey`): a promise that
+   * confirms it, undefined for any other. It runs before the error is answered, and what it throws
+   * (a key revoked since) is answered instead: such a caller never learns more than one refused.
+   */
+  confirmCaller: (request: FastifyRequest) => Promise<unknown> | undefined = () => undefined,
+): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    const confirming = confirmCaller(request);
+    if (!confirming) return answer(error, request, reply);
+    return confirming.then(
+      () => answer(error, request, reply),
+      (refused: FastifyError) => answer(refused, request, reply),
+    );
+  });
+  function answer(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     const apiError = toApiError(error, isUnavailable);
     if (apiError.code === 'service_unavailable' && apiError.detail !== undefined)
       request.log.warn({ code: apiError.code, detail: apiError.detail }, 'database unavailable; answered 503');
@@ -166,7 +183,7 @@ export function installErrorHandling(app: FastifyInstance, isUnavailable: Unavai
     else if (apiError.detail !== undefined)
       request.log.warn({ code: apiError.code, reason: apiError.reason, detail: apiError.detail }, apiError.message);
     return sendError(request, reply, apiError);
-  });
+  }
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
     const allowed = allowedMethods(app, path);

@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MAX_RETURN_URL_LENGTH } from '../domain/return-url.ts';
 import { SESSION_TTL } from '../domain/session-state.ts';
-import { principalOf } from '../http/auth.ts';
+import { confirmPrincipal, principalOf } from '../http/auth.ts';
 import {
   AUTHENTICATED_ERRORS,
   BEARER,
@@ -89,8 +89,18 @@ export const sessionRoutes =
           ...errorResponses(...AUTHENTICATED_ERRORS, ...POST_ERRORS, 'forbidden', 'not_found', 'invalid_state'),
         },
       },
+      // The INSERT checks the key: no read of it first when this process has seen it (http/auth.ts).
+      config: { confirmsKey: true },
       handler: async (request, reply) => {
-        const session = await createSession(deps, principalOf(request), request.body);
+        const { keyToConfirm } = request;
+        const session = await createSession(
+          deps,
+          principalOf(request),
+          request.body,
+          keyToConfirm
+            ? { key: keyToConfirm, reauthenticate: () => confirmPrincipal(deps.keyLookups, request) }
+            : undefined,
+        );
         return sendJson(reply, createdSessionJson(sessionView(session, deps)), 201);
       },
     });

@@ -4,7 +4,7 @@ import { newId, pooledRandomBytes } from '../domain/ids.ts';
 import { checkReturnUrl } from '../domain/return-url.ts';
 import { effectiveStatus, SESSION_TTL, type SessionStatus } from '../domain/session-state.ts';
 import { ApiError, invalidRequest, invalidState, notFound } from '../errors.ts';
-import type { Principal } from '../domain/principal.ts';
+import type { KeyToConfirm, Principal } from '../domain/principal.ts';
 import type { PageRequest } from '../store/pagination.ts';
 import { findSession, listSessions, transitionSession } from '../store/sessions.ts';
 import { type Session, type SessionResult } from '../domain/session.ts';
@@ -51,7 +51,27 @@ function checkedReturnUrl(deps: Pick<ServiceDeps, 'config'>, allowed: readonly s
   return check.value;
 }
 
-export async function createSession(deps: ServiceDeps, principal: Principal, input: NewSession): Promise<Session> {
+/**
+ * A caller admitted without reading its key (http/auth.ts `confirmsKey`): the key the insert checks,
+ * and how to authenticate the caller as usual if the insert refuses it.
+ */
+export interface KeyConfirmation {
+  key: KeyToConfirm;
+  /** Reads the key; throws authentication's error for a key revoked, unknown or archived since. */
+  reauthenticate(): Promise<Principal>;
+}
+
+/**
+ * Creates a session for `principal`. With `confirmation`, the insert stores it only while the key
+ * still exists and its application is active; if it refuses, the caller is authenticated again
+ * (its error thrown) and, should the key be good after all, the session created under it.
+ */
+export async function createSession(
+  deps: ServiceDeps,
+  principal: Principal,
+  input: NewSession,
+  confirmation?: KeyConfirmation,
+): Promise<Session> {
   const requiredClaims = checkedClaims(input.requiredClaims);
   const ttl = input.expiresInSeconds ?? SESSION_TTL.defaultSeconds;
   // The key's own application was found active, in the key's organization and environment, by
@@ -85,7 +105,9 @@ export async function createSession(deps: ServiceDeps, principal: Principal, inp
     redactedAt: null,
     returnUrl,
   };
-  await deps.sessionInserts.insert(session);
+  const stored = await deps.sessionInserts.insert(session, confirmation?.key);
+  // Refused (only a session with a key to check can be): the key is read as on any other route.
+  if (!stored && confirmation) return createSession(deps, await confirmation.reauthenticate(), input);
   if (input.allowedMethods) await setAnswerMethods(deps.db, session.id, [...new Set(input.allowedMethods)]);
   deps.metrics.sessionCreated({ environment: session.environment });
   return session;

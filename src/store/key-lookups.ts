@@ -13,6 +13,8 @@ import {
 } from './api-keys.ts';
 import { toSession } from './sessions.ts';
 import type { Session } from '../domain/session.ts';
+import type { Principal } from '../domain/principal.ts';
+import { BoundedCache } from '../domain/bounded-cache.ts';
 
 type WithSession = KeyLookup & { session?: Session };
 
@@ -25,6 +27,9 @@ interface Waiting<T> {
 
 /** Most lookups one statement reads. */
 const MAX_GROUP = 64;
+
+/** Most keys whose principal this process recalls (a few hundred bytes each). */
+const MAX_RECALLED = 10_000;
 
 /** Active keys among many hashes, with each row's hash to tell them apart. */
 const keysByHashes = prepareQuery('keys_by_hashes', (db, p: { keyHashes: string[] }) =>
@@ -72,6 +77,7 @@ const keysWithSessions = prepareQuery('keys_with_sessions', (db, p: { keyHashes:
 export class KeyLookups {
   readonly #db: Db;
   readonly #grouped: boolean;
+  readonly #recalled = new BoundedCache<string, Principal>(MAX_RECALLED);
   #byHash: Waiting<KeyLookup>[] = [];
   #withSession: Waiting<WithSession>[] = [];
   #scheduled = false;
@@ -79,6 +85,25 @@ export class KeyLookups {
   constructor(db: Db) {
     this.#db = db;
     this.#grouped = capabilitiesOf(db).statementRoundTrips;
+  }
+
+  /**
+   * Notes whom a key of this hash authenticated, for a route that confirms the key in its own write
+   * (http/auth.ts, `confirmsKey`). Only where a read is a round trip (PostgreSQL): elsewhere
+   * nothing is kept and {@link recall} finds nothing.
+   */
+  remember(keyHash: string, principal: Principal): void {
+    if (this.#grouped) this.#recalled.set(keyHash, principal);
+  }
+
+  /** Whom a key of this hash authenticated last in this process; never proof that it still does. */
+  recall(keyHash: string): Principal | undefined {
+    return this.#recalled.get(keyHash);
+  }
+
+  /** Forgets the key of this hash: a write refused it. */
+  forget(keyHash: string): void {
+    this.#recalled.delete(keyHash);
   }
 
   /** The key of this hash, as {@link lookupKeyByHash}. */

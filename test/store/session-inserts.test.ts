@@ -3,27 +3,45 @@ import { after, before, test } from 'node:test';
 import { systemClock } from '../../src/domain/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { Session } from '../../src/domain/session.ts';
+import { hashSecret } from '../../src/domain/api-key-format.ts';
+import { issueKey } from '../../src/services/api-keys.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
+import { revokeApiKey } from '../../src/store/api-keys.ts';
+import { updateApplication } from '../../src/store/applications.ts';
 import { SessionInserts } from '../../src/store/session-inserts.ts';
 import { findSession } from '../../src/store/sessions.ts';
 import { createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
 import { sessionRecord } from '../support/session-records.ts';
+import { installStatementCounter } from '../support/statements.ts';
 
 /**
  * Group commit of new sessions (store/session-inserts.ts): inserts that arrive while one runs are
  * written together, yet each caller learns its own outcome, only once its row is committed.
  */
+const counter = installStatementCounter();
+
 forEachDialect('session inserts, grouped', (dialect) => {
   let db: TestStore;
   let session: (id?: string) => Session;
+  /** Keys to check: A's, one revoked, one of an archived application; `A` with another key's hash. */
+  const keys = {
+    a: { keyId: '', keyHash: '' },
+    revoked: { keyId: '', keyHash: '' },
+    archived: { keyId: '', keyHash: '' },
+  };
   before(async () => {
     db = await createTestStore(dialect);
-    const org = await createOrganization(
-      { db: db.store.db, clock: systemClock },
-      { name: 'A', environment: 'sandbox' },
-    );
+    const deps = { db: db.store.db, clock: systemClock };
+    const org = await createOrganization(deps, { name: 'A', environment: 'sandbox' });
     session = (id = newId('session', systemClock)) =>
       sessionRecord(org.organization.id, org.application.id, { id, purpose: 'Grouped', metadata: { n: id } });
+    keys.a = { keyId: org.apiKey.id, keyHash: hashSecret(org.apiKey.rawSecret) };
+    const doomed = await issueKey(db.store.db, deps, org.application, 'doomed');
+    keys.revoked = { keyId: doomed.id, keyHash: hashSecret(doomed.rawSecret) };
+    assert.ok(await db.store.db.transaction().execute((trx) => revokeApiKey(trx, doomed, new Date().toISOString())));
+    const other = await createOrganization(deps, { name: 'Archived', environment: 'sandbox' });
+    keys.archived = { keyId: other.apiKey.id, keyHash: hashSecret(other.apiKey.rawSecret) };
+    await updateApplication(db.store.db, other.application.id, { status: 'archived' }, new Date().toISOString());
   });
   after(() => db.drop());
 
@@ -51,8 +69,8 @@ forEachDialect('session inserts, grouped', (dialect) => {
     });
     const inserts = new SessionInserts(counting);
     const sessions = Array.from({ length: 3 }, () => session());
-    const done = await new Promise<Array<Promise<void>>>((resolve) => {
-      const pending: Array<Promise<void>> = [];
+    const done = await new Promise<Array<Promise<boolean>>>((resolve) => {
+      const pending: Array<Promise<boolean>> = [];
       for (const s of sessions)
         setImmediate(() => {
           pending.push(inserts.insert(s));
@@ -77,5 +95,59 @@ forEachDialect('session inserts, grouped', (dialect) => {
     for (const [i, s] of sessions.entries())
       if (i !== 7) assert.deepEqual(await findSession(db.store.db, s.id), s, `session ${i}`);
     assert.deepEqual(await findSession(db.store.db, existing.id), existing, 'the existing row is untouched');
+  });
+
+  test('each session naming a key is stored only while that key exists and its application is active', async () => {
+    const inserts = new SessionInserts(db.store.db);
+    if (dialect === 'sqlite') {
+      // There the key is read before, as on every route: an insert asked to check one refuses to run.
+      assert.equal(inserts.checksKeys, false);
+      await assert.rejects(inserts.insert(session(), keys.a), /PostgreSQL only/);
+      return;
+    }
+    assert.equal(inserts.checksKeys, true);
+    const cases = [
+      { name: 'no key to check', key: undefined, stored: true },
+      { name: 'an active key', key: keys.a, stored: true },
+      { name: 'a revoked key', key: keys.revoked, stored: false },
+      { name: "an archived application's key", key: keys.archived, stored: false },
+      {
+        name: 'a key id with another hash',
+        key: { keyId: keys.a.keyId, keyHash: keys.revoked.keyHash },
+        stored: false,
+      },
+      {
+        name: 'a hash with another key id',
+        key: { keyId: keys.archived.keyId, keyHash: keys.a.keyHash },
+        stored: false,
+      },
+      { name: 'an active key again', key: keys.a, stored: true },
+    ];
+    const sessions = cases.map(() => session());
+    const statements = await counter.during(() =>
+      Promise.all(cases.map((c, i) => inserts.insert(sessions[i], c.key))).then((outcomes) =>
+        assert.deepEqual(
+          outcomes,
+          cases.map((c) => c.stored),
+          cases.map((c) => c.name).join(', '),
+        ),
+      ),
+    );
+    assert.equal(statements.length, 1, 'one statement for the group');
+    for (const [i, c] of cases.entries())
+      assert.deepEqual(await findSession(db.store.db, sessions[i].id), c.stored ? sessions[i] : undefined, c.name);
+    // Alone, and after a group that failed (a duplicate id): each still checked.
+    assert.equal(await inserts.insert(session(), keys.revoked), false);
+    const again = [session(sessions[0].id), session(), session()];
+    const outcomes = await Promise.allSettled([
+      inserts.insert(again[0], keys.a),
+      inserts.insert(again[1], keys.revoked),
+      inserts.insert(again[2], keys.a),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'rejected')),
+      ['rejected', false, true],
+    );
+    assert.equal(await findSession(db.store.db, again[1].id), undefined);
   });
 });
