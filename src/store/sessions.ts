@@ -153,6 +153,9 @@ type NewSessionArrays = Record<(typeof NEW_SESSION_COLUMNS)[number] | 'key_id' |
  * New sessions, each stored only if the key it names (if any) still exists with that hash and its
  * application is active, in one statement whatever their number: one array per column, unnested,
  * so the text is the same for every group and runs as one prepared statement. PostgreSQL only.
+ * The check is a scalar subquery, run per row through the keys' primary key: as an EXISTS beside
+ * the OR it became a hashed subplan of every active key, and as a join a hash join over all of
+ * them (test/store/session-inserts.test.ts reads the plan).
  */
 const insertCheckingKeys = prepareQuery(
   'insert_sessions_checking_keys',
@@ -166,9 +169,9 @@ const insertCheckingKeys = prepareQuery(
         failed_attempts, verified, result, consented_at, completed_at, redacted_at)
       select ${sql.join(NEW_SESSION_COLUMNS.map((c) => sql.ref(`v.${c}`)))}, 0, null, null, null, null, null
       from unnest(${unnested}) as v(${named})
-      where v.key_id is null or exists (
-        select 1 from api_keys as k join applications as a on a.id = k.app_id
-        where k.id = v.key_id and k.key_hash = v.key_hash and a.status = 'active')
+      where v.key_id is null or 'active' = (
+        select a.status from api_keys as k join applications as a on a.id = k.app_id
+        where k.id = v.key_id and k.key_hash = v.key_hash)
       returning id`.compile(db),
     };
   },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { systemClock } from '../../src/domain/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { Session } from '../../src/domain/session.ts';
@@ -10,7 +11,7 @@ import { revokeApiKey } from '../../src/store/api-keys.ts';
 import { updateApplication } from '../../src/store/applications.ts';
 import { SessionInserts } from '../../src/store/session-inserts.ts';
 import { findSession } from '../../src/store/sessions.ts';
-import { createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
+import { analyzeOwnTables, createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
 import { sessionRecord } from '../support/session-records.ts';
 import { installStatementCounter } from '../support/statements.ts';
 
@@ -149,5 +150,40 @@ forEachDialect('session inserts, grouped', (dialect) => {
       ['rejected', false, true],
     );
     assert.equal(await findSession(db.store.db, again[1].id), undefined);
+  });
+
+  test('the key check finds each key by its index, whatever the number of keys', async () => {
+    if (dialect === 'sqlite') return;
+    // 2,000 more organizations with an application and a key each, and fresh statistics: a plan that scans or hashes
+    // every key (an EXISTS beside an OR becomes a hashed subplan of all of them) shows here.
+    await sql`insert into organizations (id, name, created_at)
+      select 'org_seed' || n, 'seed', '2026-01-01' from generate_series(1, 2000) as n`.execute(db.store.db);
+    await sql`insert into applications (id, org_id, name, description, environment, status, created_at, updated_at)
+      select 'app_seed' || n, 'org_seed' || n, 'seed', null, 'sandbox', 'active', '2026-01-01', '2026-01-01'
+      from generate_series(1, 2000) as n`.execute(db.store.db);
+    await sql`insert into api_keys (id, app_id, org_id, name, environment, key_hash, key_hint, created_at)
+      select 'key_seed' || n, 'app_seed' || n, 'org_seed' || n, 'seed', 'sandbox', md5(n::text), 'seed', '2026-01-01'
+      from generate_series(1, 2000) as n`.execute(db.store.db);
+    await analyzeOwnTables(db.store.db);
+    const inserts = new SessionInserts(db.store.db);
+    const [text] = await counter.during(() => inserts.insert(session(), keys.a));
+    // The generic plan a named prepared statement settles on, as the service's pool runs it.
+    const plan = await db.store.db.connection().execute(async (connection) => {
+      await sql`set plan_cache_mode = force_generic_plan`.execute(connection);
+      try {
+        await sql.raw(`prepare checked_probe as ${text}`).execute(connection);
+        const arrays = Array.from({ length: 16 }, () => `'{x}'`).join(', ');
+        const { rows } = await sql
+          .raw<{ 'QUERY PLAN': string }>(`explain execute checked_probe(${arrays})`)
+          .execute(connection);
+        return rows.map((row) => row['QUERY PLAN']).join('\n');
+      } finally {
+        await sql`deallocate checked_probe`.execute(connection).catch(() => undefined);
+        await sql`reset plan_cache_mode`.execute(connection);
+      }
+    });
+    assert.match(plan, /Index Scan using api_keys_(key_hash_key|pkey)/, plan);
+    assert.match(plan, /Index Scan using applications_pkey/, plan);
+    assert.doesNotMatch(plan, /Seq Scan|hashed SubPlan|Hash Join/, plan);
   });
 });
