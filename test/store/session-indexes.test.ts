@@ -4,6 +4,7 @@ import { CompiledQuery, sql, type Compilable } from 'kysely';
 import { OPEN_STATUSES, SESSION_STATUSES } from '../../src/domain/session-state.ts';
 import { listSessions, sessionsDueForExpiry } from '../../src/store/sessions.ts';
 import { analyzeOwnTables, forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
+import { postgresGenericPlan } from '../support/plans.ts';
 
 /**
  * Migration 0022 (issue 30, disk per million sessions): the expiry job reads open sessions through
@@ -63,20 +64,11 @@ forEachDialect('session indexes of migration 0022', (dialect) => {
       return rows.map((row) => row.detail).join('\n');
     }
     // The generic plan a named prepared statement settles on, as the service's pool runs it.
-    return h.store.db.connection().execute(async (connection) => {
-      await sql`set plan_cache_mode = force_generic_plan`.execute(connection);
-      try {
-        await sql.raw(`prepare due_probe as ${compiled.sql}`).execute(connection);
-        const values = compiled.parameters.map((value) => `'${String(value)}'`).join(', ');
-        const { rows } = await sql
-          .raw<{ 'QUERY PLAN': string }>(`explain execute due_probe(${values})`)
-          .execute(connection);
-        return rows.map((row) => row['QUERY PLAN']).join('\n');
-      } finally {
-        await sql`deallocate due_probe`.execute(connection).catch(() => undefined);
-        await sql`reset plan_cache_mode`.execute(connection);
-      }
-    });
+    return postgresGenericPlan(
+      h.store.db,
+      compiled.sql,
+      compiled.parameters.map((value) => `'${String(value)}'`),
+    );
   }
 
   test('the expiry job reads the open sessions through the partial index, and only those due', async () => {

@@ -13,6 +13,7 @@ import { SessionInserts } from '../../src/store/session-inserts.ts';
 import { findSession } from '../../src/store/sessions.ts';
 import { analyzeOwnTables, createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
 import { sessionRecord } from '../support/session-records.ts';
+import { postgresGenericPlan } from '../support/plans.ts';
 import { installStatementCounter } from '../support/statements.ts';
 
 /**
@@ -167,21 +168,11 @@ forEachDialect('session inserts, grouped', (dialect) => {
     await analyzeOwnTables(db.store.db);
     const inserts = new SessionInserts(db.store.db);
     const [text] = await counter.during(() => inserts.insert(session(), keys.a));
-    // The generic plan a named prepared statement settles on, as the service's pool runs it.
-    const plan = await db.store.db.connection().execute(async (connection) => {
-      await sql`set plan_cache_mode = force_generic_plan`.execute(connection);
-      try {
-        await sql.raw(`prepare checked_probe as ${text}`).execute(connection);
-        const arrays = Array.from({ length: 16 }, () => `'{x}'`).join(', ');
-        const { rows } = await sql
-          .raw<{ 'QUERY PLAN': string }>(`explain execute checked_probe(${arrays})`)
-          .execute(connection);
-        return rows.map((row) => row['QUERY PLAN']).join('\n');
-      } finally {
-        await sql`deallocate checked_probe`.execute(connection).catch(() => undefined);
-        await sql`reset plan_cache_mode`.execute(connection);
-      }
-    });
+    const plan = await postgresGenericPlan(
+      db.store.db,
+      text,
+      Array.from({ length: 16 }, () => `'{x}'`),
+    );
     assert.match(plan, /Index Scan using api_keys_(key_hash_key|pkey)/, plan);
     assert.match(plan, /Index Scan using applications_pkey/, plan);
     assert.doesNotMatch(plan, /Seq Scan|hashed SubPlan|Hash Join/, plan);
