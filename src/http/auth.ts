@@ -29,7 +29,7 @@ declare module 'fastify' {
      */
     readsSession?: string;
     /**
-     * The route's one write checks the key itself (store/sessions.ts
+     * The route's one write checks the key itself (store/session-inserts.ts
      * `insertSessionsCheckingKeys`): a request whose key this process authenticated before is
      * admitted without reading it, and the write stores only while the key still exists and its
      * application is active. Any error answered before that write confirms the key first.

@@ -4,9 +4,7 @@ import { OPEN_STATUSES, SESSION_STATUSES, statusesLeadingTo, type SessionStatus 
 import type { Environment } from '../domain/environment.ts';
 import type { Db } from './db.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
-import { sql, type Compilable, type Insertable, type Selectable } from 'kysely';
-import type { KeyToConfirm } from '../domain/principal.ts';
-import { capabilitiesOf } from './dialect.ts';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import { prepareQuery } from './prepared.ts';
 import type { SessionsTable } from './schema.ts';
 
@@ -95,7 +93,7 @@ const insertSessionRow = prepareQuery('insert_session', (db, p: Insertable<Sessi
   }),
 );
 
-function toRow(s: Session): Insertable<SessionsTable> {
+export function toRow(s: Session): Insertable<SessionsTable> {
   return {
     id: s.id,
     app_id: s.appId,
@@ -127,82 +125,6 @@ export async function insertSession(db: Db, s: Session): Promise<void> {
 /** Several new sessions in one statement: all or none (store/session-inserts.ts batches them). */
 export async function insertSessions(db: Db, sessions: Session[]): Promise<void> {
   await db.insertInto('sessions').values(sessions.map(toRow)).execute();
-}
-
-/** The columns of a new session that vary, in the order {@link insertSessionsCheckingKeys} sends them. */
-const NEW_SESSION_COLUMNS = [
-  'id',
-  'app_id',
-  'org_id',
-  'environment',
-  'status',
-  'challenge_nonce',
-  'purpose',
-  'required_claims',
-  'metadata',
-  'client_reference',
-  'expires_at',
-  'created_at',
-  'updated_at',
-  'return_url',
-] as const;
-
-type NewSessionArrays = Record<(typeof NEW_SESSION_COLUMNS)[number] | 'key_id' | 'key_hash', Array<string | null>>;
-
-/**
- * New sessions, each stored only if the key it names (if any) still exists with that hash and its
- * application is active, in one statement whatever their number: one array per column, unnested,
- * so the text is the same for every group and runs as one prepared statement. PostgreSQL only.
- * The check is a scalar subquery, run per row through the keys' primary key: as an EXISTS beside
- * the OR it became a hashed subplan of every active key, and as a join a hash join over all of
- * them (test/store/session-inserts.test.ts reads the plan).
- */
-const insertCheckingKeys = prepareQuery(
-  'insert_sessions_checking_keys',
-  (db, p: NewSessionArrays): Compilable<{ id: string }> => {
-    const arrays = [...NEW_SESSION_COLUMNS, 'key_id', 'key_hash'] as const;
-    const unnested = sql.join(arrays.map((column) => sql`${p[column]}::text[]`));
-    const named = sql.join(arrays.map((column) => sql.ref(column)));
-    return {
-      compile: () =>
-        sql<{ id: string }>`insert into sessions (${sql.join(NEW_SESSION_COLUMNS.map((c) => sql.ref(c)))},
-        failed_attempts, verified, result, consented_at, completed_at, redacted_at)
-      select ${sql.join(NEW_SESSION_COLUMNS.map((c) => sql.ref(`v.${c}`)))}, 0, null, null, null, null, null
-      from unnest(${unnested}) as v(${named})
-      where v.key_id is null or 'active' = (
-        select a.status from api_keys as k join applications as a on a.id = k.app_id
-        where k.id = v.key_id and k.key_hash = v.key_hash)
-      returning id`.compile(db),
-    };
-  },
-);
-
-/**
- * New sessions in one statement (store/session-inserts.ts groups them), each one with a `key` only
- * if that key still exists and its application is active as the statement runs: the check of
- * authentication, made in the write itself (http/auth.ts, `confirmsKey`). Returns the ids stored;
- * a session whose key was refused is not. All or none otherwise (a duplicate id fails them all).
- * PostgreSQL only: on SQLite a key read takes no round trip and is made before, as for any route.
- */
-export async function insertSessionsCheckingKeys(
-  db: Db,
-  sessions: Array<{ session: Session; key?: KeyToConfirm }>,
-): Promise<Set<string>> {
-  if (!capabilitiesOf(db).statementRoundTrips)
-    throw new Error('sessions are inserted checking keys on PostgreSQL only');
-  const arrays = Object.fromEntries(
-    [...NEW_SESSION_COLUMNS, 'key_id', 'key_hash'].map((column) => [column, [] as Array<string | null>]),
-  ) as NewSessionArrays;
-  for (const { session, key } of sessions) {
-    if (session.status !== 'pending' || session.result !== null || session.redactedAt !== null)
-      throw new Error('only a new session is inserted checking its key');
-    const row = toRow(session);
-    for (const column of NEW_SESSION_COLUMNS) arrays[column].push((row[column] ?? null) as string | null);
-    arrays.key_id.push(key?.keyId ?? null);
-    arrays.key_hash.push(key?.keyHash ?? null);
-  }
-  const { rows } = await insertCheckingKeys.execute(db, arrays);
-  return new Set(rows.map((row) => row.id));
 }
 
 const sessionById = prepareQuery('session_by_id', (db, p: { id: string }) =>
