@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { after, before, test } from 'node:test';
 import { claimDueDeliveries, type ClaimedDelivery } from '../../src/store/webhook-deliveries/claim.ts';
 import { recordAttemptsAndClaim } from '../../src/store/webhook-deliveries/record-and-claim.ts';
@@ -179,6 +180,38 @@ forEachDialect('webhook statements per event and per batch', (dialect) => {
       [...gone].sort().map((id) => [id, 'endpoint_gone']),
     );
   });
+
+  if (dialect === 'postgres')
+    test('on PostgreSQL a recording runs as a named prepared statement of its connection', async () => {
+      // Parsed and planned on every call, a recording of one or two deliveries (a burst's worker)
+      // cost the server twice what running it does.
+      const now = h.clock.now().toISOString();
+      const names = await h.store.db.connection().execute(async (db) => {
+        const record: PendingRecord = {
+          deliveryId: 'dlv_nobody',
+          token: 'claim',
+          record: {
+            id: 'att_nobody',
+            workerId: 'test',
+            attempt: {
+              attempt: 1,
+              startedAt: now,
+              durationMs: 3,
+              statusCode: 200,
+              outcome: 'succeeded',
+              errorMessage: null,
+              responseBody: '',
+              responseBodyTruncated: false,
+            },
+            next: { status: 'succeeded' },
+          },
+        };
+        assert.deepEqual(await recordAttempts(db, [record], now), new Set());
+        const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(db);
+        return rows.map((r) => r.name);
+      });
+      assert.ok(names.includes('matricula_record_deliveries'), names.join(', '));
+    });
 
   test('a drain on PostgreSQL: one claim, and every batch of attempts one statement, no transaction', async () => {
     await h.store.db.updateTable('webhook_endpoints').set({ enabled: 1, disabled_reason: null }).execute();
