@@ -6,7 +6,7 @@ import { effectiveStatus, SESSION_TTL, type SessionStatus } from '../domain/sess
 import { ApiError, invalidRequest, invalidState, notFound } from '../errors.ts';
 import type { KeyToConfirm, Principal } from '../domain/principal.ts';
 import type { PageRequest } from '../store/pagination.ts';
-import { findSession, listSessions, transitionSession } from '../store/sessions.ts';
+import { findSession, listSessions } from '../store/sessions.ts';
 import { type Session, type SessionResult } from '../domain/session.ts';
 import type { EventData } from '../domain/events.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
@@ -199,11 +199,12 @@ export async function refusal(deps: ServiceDeps, sessionId: string, action: stri
 export async function cancelSession(deps: ServiceDeps, principal: Principal, id: string): Promise<Session> {
   const session = await sessionForCaller(deps, principal, id);
   const at = deps.clock.now().toISOString();
-  const moved = await deps.unitOfWork(async (work) => {
-    if (!(await transitionSession(work.db, session.id, { to: 'cancelled', at, requireUnexpired: true }))) return false;
-    await work.record(session, 'verification.cancelled', { sessionId: session.id });
-    return true;
-  });
+  const moved = await deps.unitOfWork.moveSession(
+    session,
+    { to: 'cancelled', at, requireUnexpired: true },
+    'verification.cancelled',
+    { sessionId: session.id },
+  );
   if (moved) deps.metrics.sessionCompleted({ outcome: 'cancelled', format: 'none' });
   if (!moved) {
     const refused = await sessionRefused(deps, session.id, 'cancel');

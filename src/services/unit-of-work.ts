@@ -6,7 +6,14 @@ import { newId } from '../domain/ids.ts';
 import type { Db } from '../store/db.ts';
 import { insideTransactionOf } from '../store/dialect.ts';
 import type { NewDelivery } from '../store/webhook-deliveries/recording.ts';
-import { notifyWorkers, writeEvent, writeEventToSubscribers } from '../webhooks/outbox.ts';
+import { transitionSession, transitionValuesOf, type Transition } from '../store/sessions.ts';
+import {
+  moveSessionRecording,
+  movesInOneStatement,
+  notifyWorkers,
+  writeEvent,
+  writeEventToSubscribers,
+} from '../webhooks/outbox.ts';
 import type { DeliveryWakeups } from '../webhooks/wake.ts';
 
 /** The application an event is about, and its organization. */
@@ -44,7 +51,23 @@ export interface Work {
  * nobody. No service wakes a worker by hand: a state change that records an event here cannot
  * forget to. The same holds for the status requests waiting on a session its events name.
  */
-export type UnitOfWork = <T>(work: (w: Work) => Promise<T>) => Promise<T>;
+export interface UnitOfWork {
+  <T>(work: (w: Work) => Promise<T>): Promise<T>;
+  /**
+   * Moves `session` as `transition` says (store/sessions.ts transitionSession: only from a state
+   * that may lead there) and, only if this call moved it, records `type` about it, as a unit of
+   * work of the two would, with the same wake-ups after commit. On PostgreSQL that is one statement
+   * committed alone (webhooks/outbox.ts moveSessionRecording): one round trip where BEGIN, the
+   * UPDATE, the event and COMMIT took four. Inside another unit of work it joins that one.
+   * @returns whether this call moved the session.
+   */
+  moveSession<E extends EventType>(
+    session: EventSource & { id: string },
+    transition: Transition,
+    type: E,
+    data: EventData<E>,
+  ): Promise<boolean>;
+}
 
 /** The unit of work under way in this async context, per root database: a nested call joins it. */
 const current = new AsyncLocalStorage<{ db: Db; work: Work }>();
@@ -72,7 +95,7 @@ export function createUnitOfWork(deps: {
     }) as EventOf<E>;
 
   const { origin } = deps.wakeups;
-  return async function unitOfWork<T>(work: (w: Work) => Promise<T>): Promise<T> {
+  async function unitOfWork<T>(work: (w: Work) => Promise<T>): Promise<T> {
     // Called from inside another unit of work on the same database (a use case composed of
     // others): join its transaction. A second transaction would wait forever on SQLite's one
     // connection, which the outer one holds, and on PostgreSQL would commit apart from it. The
@@ -124,5 +147,28 @@ export function createUnitOfWork(deps: {
     if (due) deps.wakeups.notify(endpoints);
     for (const sessionId of sessions) deps.sessions?.changed(sessionId);
     return result;
-  };
+  }
+
+  async function moveSession<E extends EventType>(
+    session: EventSource & { id: string },
+    transition: Transition,
+    type: E,
+    data: EventData<E>,
+  ): Promise<boolean> {
+    if (current.getStore()?.db === deps.db || !movesInOneStatement(deps.db))
+      return unitOfWork(async (work) => {
+        if (!(await transitionSession(work.db, session.id, transition))) return false;
+        await work.record(session, type, data);
+        return true;
+      });
+    const event = envelope(session, type, data);
+    const move = transitionValuesOf(session.id, transition);
+    const deliveries = await moveSessionRecording(deps.db, move, event, session.orgId, { clock, origin });
+    if (!deliveries) return false;
+    if (deliveries.length > 0) deps.wakeups.notify(new Set(deliveries.map((d) => d.endpointId)));
+    deps.sessions?.changed(session.id);
+    return true;
+  }
+
+  return Object.assign(unitOfWork, { moveSession });
 }

@@ -74,13 +74,12 @@ export async function recordConsent(
 export async function decide(deps: ServiceDeps, session: Session, decision: 'approved' | 'declined'): Promise<boolean> {
   const at = deps.clock.now().toISOString();
   const to: SessionStatus = decision === 'approved' ? 'consented' : 'declined';
-  const moved = await deps.unitOfWork(async (work) => {
-    if (!(await transitionSession(work.db, session.id, { to, at, requireUnexpired: true }))) return false;
-    await work.record(session, decision === 'approved' ? 'consent.approved' : 'consent.declined', {
-      sessionId: session.id,
-    });
-    return true;
-  });
+  const moved = await deps.unitOfWork.moveSession(
+    session,
+    { to, at, requireUnexpired: true },
+    decision === 'approved' ? 'consent.approved' : 'consent.declined',
+    { sessionId: session.id },
+  );
   if (moved && to === 'declined') deps.metrics.sessionCompleted({ outcome: 'declined', format: 'none' });
   return moved;
 }
@@ -108,13 +107,16 @@ export async function completeSession(
   at: string,
   also?: AlsoInTransaction,
 ): Promise<boolean> {
-  const moved = await deps.unitOfWork(async (work) => {
-    if (!(await transitionSession(work.db, session.id, { to: 'completed', at, requireUnexpired: true, result })))
-      return false;
-    await work.record(session, 'verification.completed', completedEventData(session.id, result));
-    if (also) await also(work.db);
-    return true;
-  });
+  const transition = { to: 'completed' as const, at, requireUnexpired: true, result };
+  const data = completedEventData(session.id, result);
+  const moved = also
+    ? await deps.unitOfWork(async (work) => {
+        if (!(await transitionSession(work.db, session.id, transition))) return false;
+        await work.record(session, 'verification.completed', data);
+        await also(work.db);
+        return true;
+      })
+    : await deps.unitOfWork.moveSession(session, transition, 'verification.completed', data);
   if (moved)
     deps.metrics.sessionCompleted({
       outcome: result.verified ? 'verified' : 'not_verified',

@@ -242,6 +242,49 @@ export interface Transition {
   result?: SessionResult;
 }
 
+/** The values of a {@link Transition}'s UPDATE, as one statement with the same text for every move takes them. */
+export type TransitionValues = {
+  sessionId: string;
+  to: SessionStatus;
+  /** The states it may move from (domain/session-state.ts statusesLeadingTo). */
+  from: SessionStatus[];
+  at: string;
+  requireUnexpired: boolean;
+  /** Set on the move that sets them (consent, completion); null leaves the stored value. */
+  consentedAt: string | null;
+  completedAt: string | null;
+  result: string | null;
+  verified: number | null;
+};
+
+export function transitionValuesOf(id: string, t: Transition): TransitionValues {
+  return {
+    sessionId: id,
+    to: t.to,
+    from: statusesLeadingTo(t.to),
+    at: t.at,
+    requireUnexpired: t.requireUnexpired,
+    consentedAt: t.to === 'consented' ? t.at : null,
+    completedAt: t.to === 'completed' ? t.at : null,
+    result: t.result ? storedResultJson(t.result) : null,
+    verified: t.result ? (t.result.verified ? 1 : 0) : null,
+  };
+}
+
+/**
+ * {@link transitionSession}'s conditional UPDATE as a part of a larger statement (PostgreSQL: a
+ * WITH part named by the caller), returning the id of the session it moved, if it moved one. Its
+ * text is the same for every transition.
+ */
+export function transitionUpdateSql(p: TransitionValues) {
+  return sql<{ id: string }>`update sessions set status = ${p.to}, updated_at = ${p.at},
+      consented_at = coalesce(${p.consentedAt}, consented_at), completed_at = coalesce(${p.completedAt}, completed_at),
+      result = coalesce(${p.result}, result), verified = coalesce(${p.verified}::integer, verified)
+    where id = ${p.sessionId} and status = any(${p.from}::text[])
+      and (not ${p.requireUnexpired}::boolean or expires_at > ${p.at})
+    returning id`;
+}
+
 /**
  * Moves a session only if its current state allows it (the transition table) — a conditional
  * UPDATE, so of two racing requests exactly one wins. Returns whether this call moved it.

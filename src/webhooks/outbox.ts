@@ -1,4 +1,4 @@
-import { sql, type Compilable, type Insertable } from 'kysely';
+import { sql, type Compilable, type Insertable, type RawBuilder } from 'kysely';
 import type { Clock } from '../domain/clock.ts';
 import type { EventEnvelope } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
@@ -6,6 +6,7 @@ import type { Db } from '../store/db.ts';
 import { capabilitiesOf } from '../store/dialect.ts';
 import { prepareQuery } from '../store/prepared.ts';
 import type { EventsTable } from '../store/schema.ts';
+import { transitionUpdateSql, type TransitionValues } from '../store/sessions.ts';
 import { eventRow, insertEvent } from '../store/events.ts';
 import { insertDeliveries, insertDeliveriesQuery, type NewDelivery } from '../store/webhook-deliveries/recording.ts';
 import { subscribedEndpoints } from '../store/webhooks.ts';
@@ -97,34 +98,24 @@ export async function writeEventToSubscribers(
   orgId: string,
   options: { clock: Clock; origin?: string },
 ): Promise<NewDelivery[]> {
-  const { listenNotify, writableCtes } = capabilitiesOf(trx);
-  if (!(writableCtes && listenNotify)) return writeEvent(trx, event, orgId, await subscribers(trx, event), options);
-  const now = options.clock.now().toISOString();
-  const row = eventRow(event, orgId);
-  const { rows } = await eventToSubscribers.execute(trx, {
-    ...row,
-    session_id: row.session_id ?? null,
-    base: newId('delivery', options.clock).slice(0, -4),
-    now,
-    payloadPrefix: `${options.origin ?? ''}/`,
-  });
+  if (!movesInOneStatement(trx)) return writeEvent(trx, event, orgId, await subscribers(trx, event), options);
+  const { rows } = await eventToSubscribers.execute(trx, outboxValuesOf(event, orgId, options));
   return rows.map((r) => ({ id: r.id, endpointId: r.endpoint_id, eventId: event.id, eventType: event.event }));
 }
 
+/** What the outbox's statement writes: the event's row, the deliveries' id prefix and time, the wake-up's origin. */
+type OutboxValues = Required<Insertable<EventsTable>> & { base: string; now: string; payloadPrefix: string };
+
 /**
- * The statement of {@link writeEventToSubscribers}: its text is the same for every event, so it
- * runs as a named prepared statement (store/prepared.ts), planned once per connection.
+ * The WITH parts that write an event, a delivery of it to each subscriber and the wake-up naming
+ * those (PostgreSQL), each gated by `only` (a condition; `true` when not gated): `subscribed`, the
+ * enabled endpoints of the application subscribed to the type; `new_deliveries`, their
+ * deliveries; `new_event`; and `notified`, the NOTIFY, queued only when there are deliveries.
  */
-const eventToSubscribers = prepareQuery(
-  'write_event_to_subscribers',
-  (
-    db,
-    p: Required<Insertable<EventsTable>> & { base: string; now: string; payloadPrefix: string },
-  ): Compilable<{ id: string; endpoint_id: string; notified: number }> => ({
-    compile: () =>
-      sql<{ id: string; endpoint_id: string; notified: number }>`with subscribed as (
+function outboxParts(p: OutboxValues, only: RawBuilder<boolean>) {
+  return sql`subscribed as (
       select id, row_number() over (order by id) - 1 as n from webhook_endpoints
-      where app_id = ${p.app_id} and enabled = 1 and events::jsonb @> jsonb_build_array(${p.type}::text)
+      where app_id = ${p.app_id} and enabled = 1 and events::jsonb @> jsonb_build_array(${p.type}::text) and ${only}
     ), new_deliveries as (
       insert into webhook_deliveries (id, endpoint_id, event_id, event_type, status, due_at, lease_token,
         attempt_count, created_at, updated_at, delivered_at)
@@ -133,14 +124,92 @@ const eventToSubscribers = prepareQuery(
       returning id, endpoint_id
     ), new_event as (
       insert into events (id, app_id, org_id, environment, type, data, created_at, session_id)
-      values (${p.id}, ${p.app_id}, ${p.org_id}, ${p.environment}, ${p.type}, ${p.data}, ${p.created_at},
-        ${p.session_id})
+      select ${p.id}, ${p.app_id}, ${p.org_id}, ${p.environment}, ${p.type}, ${p.data}, ${p.created_at},
+        ${p.session_id} where ${only}
     ), notified as (
       select pg_notify(${sql.raw(DELIVERY_CHANNEL_EXPRESSION)}, ${p.payloadPrefix} ||
         case when count(*) > ${sql.lit(MAX_WAKE_ENDPOINTS)} then '' else string_agg(endpoint_id, ',') end) as sent
       from new_deliveries having count(*) > 0
-    )
+    )`;
+}
+
+/** The outbox's values for `event`, its deliveries' ids made from one made now. */
+function outboxValuesOf(event: EventEnvelope, orgId: string, options: { clock: Clock; origin?: string }): OutboxValues {
+  const row = eventRow(event, orgId);
+  return {
+    ...row,
+    session_id: row.session_id ?? null,
+    base: newId('delivery', options.clock).slice(0, -4),
+    now: options.clock.now().toISOString(),
+    payloadPrefix: `${options.origin ?? ''}/`,
+  };
+}
+
+/**
+ * The statement of {@link writeEventToSubscribers}: its text is the same for every event, so it
+ * runs as a named prepared statement (store/prepared.ts), planned once per connection.
+ */
+const eventToSubscribers = prepareQuery(
+  'write_event_to_subscribers',
+  (db, p: OutboxValues): Compilable<{ id: string; endpoint_id: string; notified: number }> => ({
+    compile: () =>
+      sql<{ id: string; endpoint_id: string; notified: number }>`with ${outboxParts(p, sql<boolean>`true`)}
     select d.id, d.endpoint_id, (select count(*) from notified) as notified from new_deliveries as d`.compile(db),
+  }),
+);
+
+/**
+ * Moves a session as store/sessions.ts transitionSession does (the conditional UPDATE) and, only
+ * if it moved, writes `event` about that move with its deliveries and wake-up, as
+ * {@link writeEventToSubscribers} does: one statement (PostgreSQL), atomic as a transaction is and
+ * committed alone. A use case that moves a session and records its event took four round trips
+ * (BEGIN, the UPDATE, the event, COMMIT); it takes one. Returns the deliveries written, or
+ * undefined when the session did not move (nothing is written then).
+ */
+export async function moveSessionRecording(
+  db: Db,
+  move: TransitionValues,
+  event: EventEnvelope,
+  orgId: string,
+  options: { clock: Clock; origin?: string },
+): Promise<NewDelivery[] | undefined> {
+  const { rows } = await sessionMoveWithEvent.execute(db, { ...move, ...outboxValuesOf(event, orgId, options) });
+  if (Number(rows[0]?.moved ?? 0) === 0) return undefined;
+  return rows.flatMap((r) =>
+    r.id === null || r.endpoint_id === null
+      ? []
+      : [{ id: r.id, endpointId: r.endpoint_id, eventId: event.id, eventType: event.event }],
+  );
+}
+
+/** Whether {@link moveSessionRecording} is one statement on this database (PostgreSQL). */
+export function movesInOneStatement(db: Db): boolean {
+  const { listenNotify, writableCtes } = capabilitiesOf(db);
+  return listenNotify && writableCtes;
+}
+
+/** A row of the statement below: a NOTIFY queued is read as a column, or PostgreSQL would skip it. */
+interface MoveRow {
+  moved: string | number;
+  notified: string | number;
+  id: string | null;
+  endpoint_id: string | null;
+}
+
+/**
+ * The statement of {@link moveSessionRecording}: the session's UPDATE first, the outbox's parts
+ * gated on its one row. One row always (the count of sessions moved), with a delivery per row
+ * beside it when there are any. A named prepared statement, as the outbox's own.
+ */
+const sessionMoveWithEvent = prepareQuery(
+  'move_session_with_event',
+  (db, p: TransitionValues & OutboxValues): Compilable<MoveRow> => ({
+    compile: () =>
+      sql<MoveRow>`with moved as (
+      ${transitionUpdateSql(p)}
+    ), ${outboxParts(p, sql<boolean>`exists (select 1 from moved)`)}
+    select (select count(*) from moved) as moved, (select count(*) from notified) as notified, d.id, d.endpoint_id
+    from (select) as one left join new_deliveries as d on true`.compile(db),
   }),
 );
 

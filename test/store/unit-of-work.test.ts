@@ -1,14 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { noReportedClaims } from '../../src/domain/claims.ts';
 import { EVENT_TYPES, type EventType } from '../../src/domain/events.ts';
+import type { Session, SessionResult } from '../../src/domain/session.ts';
 import { expireDueSessions } from '../../src/services/expiry.ts';
 import { applyResultRetention } from '../../src/services/redaction.ts';
 import { createUnitOfWork } from '../../src/services/unit-of-work.ts';
 import type { Db, Store } from '../../src/store/db.ts';
+import { findSession } from '../../src/store/sessions.ts';
 import type { WakeMessage } from '../../src/webhooks/outbox.ts';
 import { DeliveryWakeups, listenForDeliveries } from '../../src/webhooks/wake.ts';
 import type { DeliveryWorker } from '../../src/webhooks/worker.ts';
 import { forEachDialect, startHarness, type Harness, type Tenant } from '../support/harness.ts';
+import { installStatementCounter } from '../support/statements.ts';
 import { buildPresentation, consent, createSession, submit } from '../support/sessions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { completedData, createEndpoint, waitUntil, within, workerAttempts, workerFor } from '../support/webhooks.ts';
@@ -20,6 +24,9 @@ import { completedData, createEndpoint, waitUntil, within, workerAttempts, worke
  * the NOTIFY (PostgreSQL, other processes) makes these tests time out.
  */
 const HOUR_MS = 3_600_000;
+
+/** Before any store opens: a pg client binds its query method when it is made. */
+const statementCounter = installStatementCounter();
 
 forEachDialect('unit of work wakes the delivery workers', (dialect) => {
   let h: Harness;
@@ -382,3 +389,142 @@ forEachDialect('unit of work cannot hang', (dialect) => {
     await within(10_000, h.store.db.selectFrom('events').select('id').limit(1).execute(), 'a read after');
   });
 });
+
+forEachDialect('unit of work moves a session with its event', (dialect) => {
+  let h: Harness;
+  let tenant: Tenant;
+  let endpointId: string;
+
+  before(async () => {
+    h = await startHarness(dialect);
+    tenant = await h.bootstrap('sandbox');
+    endpointId = (await createEndpoint(h, tenant, 'https://hooks.example.com/moves', [...EVENT_TYPES])).id;
+  });
+  after(() => h.close());
+
+  /** A session of the tenant, created through the API, as stored. */
+  async function openSession(): Promise<Session> {
+    const created = await createSession(h, tenant);
+    return (await findSession(h.store.db, created.sessionId))!;
+  }
+
+  const eventsOf = (sessionId: string) =>
+    h.store.db
+      .selectFrom('events')
+      .leftJoin('webhook_deliveries', 'webhook_deliveries.event_id', 'events.id')
+      .select(['events.type', 'events.data', 'webhook_deliveries.endpoint_id'])
+      .where('events.session_id', '=', sessionId)
+      .execute();
+
+  test('the move and its event with its deliveries: one statement on PostgreSQL', async () => {
+    const session = await openSession();
+    const at = h.clock.now().toISOString();
+    const woken: Array<ReadonlySet<string> | undefined> = [];
+    const unsubscribe = h.services.wakeups.subscribe((ids) => woken.push(ids));
+    let moved = false;
+    const statements = await statementCounter.during(async () => {
+      moved = await h.services.unitOfWork.moveSession(
+        session,
+        { to: 'consented', at, requireUnexpired: true },
+        'consent.approved',
+        { sessionId: session.id },
+      );
+    });
+    unsubscribe();
+    assert.equal(moved, true);
+    // PostgreSQL: the UPDATE, the event, its deliveries and the NOTIFY in one statement, no
+    // BEGIN or COMMIT. SQLite: BEGIN, the UPDATE, the subscribers, the event, the deliveries, COMMIT.
+    assert.equal(statements.length, dialect === 'postgres' ? 1 : 6, statements.join('\n---\n'));
+    const stored = (await findSession(h.store.db, session.id))!;
+    assert.equal(stored.status, 'consented');
+    assert.equal(stored.consentedAt, at);
+    assert.equal(stored.completedAt, null);
+    assert.deepEqual(await eventsOf(session.id), [
+      { type: 'consent.approved', data: JSON.stringify({ sessionId: session.id }), endpoint_id: endpointId },
+    ]);
+    // This process's workers are woken after the commit, for the endpoint of the delivery.
+    assert.deepEqual(woken, [new Set([endpointId])]);
+  });
+
+  test('a completion stores the result; a move the state does not allow writes nothing', async () => {
+    const session = await openSession();
+    const at = h.clock.now().toISOString();
+    const move = (to: 'consented' | 'completed', result?: SessionResult) =>
+      h.services.unitOfWork.moveSession(
+        session,
+        { to, at, requireUnexpired: true, ...(result ? { result } : {}) },
+        to === 'completed' ? 'verification.completed' : 'consent.approved',
+        to === 'completed' ? completedData(session.id) : { sessionId: session.id },
+      );
+    // Pending cannot complete: refused, nothing written.
+    assert.equal(await move('completed', RESULT), false);
+    assert.equal((await findSession(h.store.db, session.id))!.status, 'pending');
+    assert.deepEqual(await eventsOf(session.id), []);
+    assert.equal(await move('consented'), true);
+    // Consented twice: the second is refused and records nothing.
+    assert.equal(await move('consented'), false);
+    // Two completions at once: exactly one moves the session and records its event.
+    const outcomes = await Promise.all([move('completed', RESULT), move('completed', RESULT)]);
+    assert.deepEqual(outcomes.sort(), [false, true]);
+    const stored = (await findSession(h.store.db, session.id))!;
+    assert.equal(stored.status, 'completed');
+    assert.equal(stored.completedAt, at);
+    assert.equal(stored.consentedAt, at, 'the consent time is kept');
+    assert.equal(stored.result?.verified, true);
+    assert.equal(stored.result?.university?.domain, 'sandbox-state.example');
+    const verified = await h.store.db.selectFrom('sessions').select('verified').where('id', '=', session.id).execute();
+    assert.deepEqual(verified, [{ verified: 1 }]);
+    assert.deepEqual((await eventsOf(session.id)).map((e) => e.type).sort(), [
+      'consent.approved',
+      'verification.completed',
+    ]);
+  });
+
+  test('a session past its expiry does not move', async () => {
+    const session = await openSession();
+    const after = new Date(Date.parse(session.expiresAt) + 1_000).toISOString();
+    assert.equal(
+      await h.services.unitOfWork.moveSession(
+        session,
+        { to: 'cancelled', at: after, requireUnexpired: true },
+        'verification.cancelled',
+        { sessionId: session.id },
+      ),
+      false,
+    );
+    assert.equal((await findSession(h.store.db, session.id))!.status, 'pending');
+    assert.deepEqual(await eventsOf(session.id), []);
+  });
+
+  test('inside another unit of work the move joins it, and its rollback undoes both', async () => {
+    const session = await openSession();
+    const at = h.clock.now().toISOString();
+    await assert.rejects(
+      h.services.unitOfWork(async () => {
+        assert.equal(
+          await h.services.unitOfWork.moveSession(
+            session,
+            { to: 'cancelled', at, requireUnexpired: true },
+            'verification.cancelled',
+            { sessionId: session.id },
+          ),
+          true,
+        );
+        throw new Error('the outer use case fails');
+      }),
+      /outer use case fails/,
+    );
+    assert.equal((await findSession(h.store.db, session.id))!.status, 'pending');
+    assert.deepEqual(await eventsOf(session.id), []);
+  });
+});
+
+const RESULT: SessionResult = {
+  verified: true,
+  protocol: 'matricula',
+  format: 'sd-jwt-vc',
+  university: { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' },
+  claims: noReportedClaims(),
+  failureReason: null,
+  failureMessage: null,
+};
