@@ -10,6 +10,13 @@
  *
  * - baseline: the same receiver loaded by bare undici POSTs of the same body (16 in flight, no
  *   database, no signing): the ceiling deliveries/s is compared with, in the same run;
+ * The events are real completions: each completes a consented session through the service's
+ * completeSession (its move and its `verification.completed`, as a wallet's accepted answer
+ * does), from sessions written before the phase.
+ *
+ * - producers: `--events` completions committed as fast as `--producers` concurrent writers can,
+ *   with no worker at all: completions/s (the ceiling of the burst), this process's CPU time and
+ *   the statements (on PostgreSQL each a round trip) per completion;
  * - burst: `--events` events committed as fast as `--producers` concurrent writers can, the
  *   worker (in this process, woken on commit) delivering meanwhile: deliveries/s from the first
  *   commit to the last receipt, and commit→receipt latency under that saturation;
@@ -51,10 +58,15 @@ import pg from 'pg';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.ts';
 import { systemClock } from '../src/domain/clock.ts';
+import { newId } from '../src/domain/ids.ts';
+import type { Session, SessionResult } from '../src/domain/session.ts';
 import { createServiceDeps, type ServiceDeps } from '../src/services/deps.ts';
 import { createOrganization } from '../src/services/organizations.ts';
+import { completedEventData } from '../src/services/sessions.ts';
+import { completeSession } from '../src/services/wallet.ts';
 import { insertNewEndpoint } from '../src/services/webhooks.ts';
 import { migrate, openStore, type Store } from '../src/store/db.ts';
+import { insertSessions } from '../src/store/sessions.ts';
 import { DeliveryWorker } from '../src/webhooks/worker.ts';
 import { installStatementCounter } from '../test/support/statements.ts';
 
@@ -75,7 +87,7 @@ const { values } = parseArgs({
     'black-hole-events': { type: 'string', default: '1000' },
     kills: { type: 'string', default: '10' },
     database: { type: 'string', default: 'sqlite,postgres' },
-    phases: { type: 'string', default: 'baseline,burst,drain,paced,fairness,black-holes,recovery' },
+    phases: { type: 'string', default: 'baseline,producers,burst,drain,paced,fairness,black-holes,recovery' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -135,7 +147,7 @@ async function openBenchStore(dialect: 'sqlite' | 'postgres'): Promise<BenchStor
   };
 }
 
-/** A bare receiver: reads the body, notes when each event id first arrived, answers 200 (after `delayMs`). */
+/** A bare receiver: reads the body, notes when each session's event first arrived, answers 200 (after `delayMs`). */
 async function startReceiver(delayMs = 0) {
   const receivedAt = new Map<string, number>();
   // The ids still awaited: each receipt removes one, so that waiting costs O(1) per request (a scan
@@ -146,7 +158,9 @@ async function startReceiver(delayMs = 0) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const id = (JSON.parse(Buffer.concat(chunks).toString()) as { id: string }).id;
+      // A session's delivery by its session's id (tenantWithEndpoint); the baseline's by its own.
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { id: string; data?: { sessionId?: string } };
+      const id = body.data?.sessionId ?? body.id;
       if (!receivedAt.has(id)) receivedAt.set(id, performance.now());
       if (waiting?.missing.delete(id) && waiting.missing.size === 0) waiting.resolve();
       const answer = () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
@@ -189,34 +203,70 @@ const percentile = (sorted: number[], p: number) =>
 const round = (n: number) => Math.round(n * 10) / 10;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const data = {
+/** The result every benchmark session completes with, as a wallet's accepted presentation gives it. */
+const result: SessionResult = {
   verified: true,
+  protocol: 'matricula',
+  format: 'sd-jwt-vc',
   university: { name: 'Sandbox State University', domain: 'sandbox-state.example', country: 'US' },
-  claims: {
-    is_active_student: true,
-    academic_level: 'undergraduate' as const,
-    valid_until: '2027-09-30T00:00:00.000Z',
-  },
+  claims: { is_active_student: true, academic_level: 'undergraduate', valid_until: '2027-09-30T00:00:00.000Z' },
+  failureReason: null,
+  failureMessage: null,
 };
+/** A delivery-sized body for the baseline: what a `verification.completed` carries. */
+const data = completedEventData('sess_baseline', result);
 
-/** An organization with one endpoint at `url`; `emit()` commits one event for it and notes the commit time. */
+/**
+ * An organization with one endpoint at `url`. `emit()` completes one of its consented sessions
+ * through the service's own completion (services/wallet.ts completeSession: the session's move
+ * and its `verification.completed` with the deliveries, as a wallet's answer makes them), notes
+ * the commit time and returns the session's id, which the receiver reads from each delivery.
+ * `stock(n)` writes n consented sessions first, so that a measured phase does not write them.
+ */
 async function tenantWithEndpoint(store: Store, services: ServiceDeps, url: string, name: string) {
   const org = await createOrganization({ db: store.db, clock: systemClock }, { name, environment: 'sandbox' });
   const app = org.application;
   await store.db
     .transaction()
     .execute((trx) => insertNewEndpoint(trx, { clock: systemClock }, app, { url, events: ['verification.completed'] }));
-  const source = { appId: app.id, orgId: org.organization.id, environment: 'sandbox' as const };
   const committedAt = new Map<string, number>();
-  let n = 0;
+  const consented: Session[] = [];
+  const stock = async (count: number) => {
+    const now = new Date();
+    const sessions = Array.from({ length: count }, (): Session => ({
+      id: newId('session', systemClock),
+      appId: app.id,
+      orgId: org.organization.id,
+      environment: 'sandbox',
+      status: 'consented',
+      challengeNonce: randomBytes(16).toString('base64url'),
+      purpose: 'Benchmark',
+      requiredClaims: ['is_active_student'],
+      metadata: null,
+      clientReference: null,
+      failedAttempts: 0,
+      result: null,
+      expiresAt: new Date(now.getTime() + 3_600_000).toISOString(),
+      createdAt: now.toISOString(),
+      updatedAt: now.toISOString(),
+      consentedAt: now.toISOString(),
+      completedAt: null,
+      redactedAt: null,
+      returnUrl: null,
+    }));
+    for (let i = 0; i < sessions.length; i += 500) await insertSessions(store.db, sessions.slice(i, i + 500));
+    consented.push(...sessions);
+  };
   return {
     committedAt,
+    stock,
     emit: async (): Promise<string> => {
-      const event = await services.unitOfWork((work) =>
-        work.record(source, 'verification.completed', { sessionId: `sess_bench${n++}`, ...data }),
-      );
-      committedAt.set(event.id, performance.now());
-      return event.id;
+      if (consented.length === 0) await stock(100);
+      const session = consented.pop()!;
+      if (!(await completeSession(services, session, result, new Date().toISOString())))
+        throw new Error(`session ${session.id} did not complete`);
+      committedAt.set(session.id, performance.now());
+      return session.id;
     },
   };
 }
@@ -282,6 +332,7 @@ async function burstAndPaced(dialect: 'sqlite' | 'postgres') {
   const receiver = await startReceiver();
   const services = createServiceDeps({ db: store.db, clock: systemClock, config });
   const tenant = await tenantWithEndpoint(store, services, receiver.url, 'Bench');
+  await tenant.stock(50 + (PHASES.has('burst') ? EVENTS : 0) + (PHASES.has('paced') ? PACED : 0));
   const worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
   await worker.start();
   const result: { burst?: Latency & { deliveriesPerSecond: number }; paced?: Latency } = {};
@@ -316,6 +367,42 @@ async function burstAndPaced(dialect: 'sqlite' | 'postgres') {
   return result;
 }
 
+/**
+ * The burst's producers with no worker at all: how many completions a second they commit alone,
+ * the ceiling of the burst's deliveries/s; and this process's CPU time and statements per one.
+ */
+async function producersAlone(
+  dialect: 'sqlite' | 'postgres',
+): Promise<{ eventsPerSecond: number; cpuMicrosPerEvent: number; statementsPerEvent: number }> {
+  const bench = await openBenchStore(dialect);
+  const services = createServiceDeps({ db: bench.store.db, clock: systemClock, config });
+  const tenant = await tenantWithEndpoint(bench.store, services, 'http://127.0.0.1:9/unused', 'Producers');
+  await tenant.stock(50 + EVENTS);
+  // Warm-up: connections, JIT, prepared paths.
+  for (let i = 0; i < 50; i++) await tenant.emit();
+  let done = 0;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  const seen = await statements.during(() =>
+    Promise.all(
+      Array.from({ length: PRODUCERS }, async () => {
+        while (done < EVENTS) {
+          done++;
+          await tenant.emit();
+        }
+      }),
+    ),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  await bench.drop();
+  return {
+    eventsPerSecond: Math.round(done / elapsed),
+    cpuMicrosPerEvent: Math.round((used.user + used.system) / done),
+    statementsPerEvent: round(seen.length / done),
+  };
+}
+
 /** A backlog of `EVENTS` committed before the worker starts: how fast the worker alone drains it. */
 async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
   deliveriesPerSecond: number;
@@ -329,6 +416,7 @@ async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
   const receiver = await startReceiver();
   const services = createServiceDeps({ db: store.db, clock: systemClock, config });
   const tenant = await tenantWithEndpoint(store, services, receiver.url, 'Drain');
+  await tenant.stock(50 + EVENTS);
   // Warm-up as in the burst: connections, JIT, prepared paths; then stop and queue the backlog.
   let worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
   await worker.start();
@@ -378,6 +466,8 @@ async function fairness(dialect: 'sqlite' | 'postgres') {
   const services = createServiceDeps({ db: store.db, clock: systemClock, config });
   const y = await tenantWithEndpoint(store, services, fast.url, 'Y');
   const x = await tenantWithEndpoint(store, services, slow.url, 'X');
+  await y.stock(20 + 2 * FAIR);
+  await x.stock(SLOW_QUEUED);
   const worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
   await worker.start();
   await fast.waitFor(await paced(20, 100, y.emit), 30_000);
@@ -421,6 +511,8 @@ async function blackHoles(dialect: 'sqlite' | 'postgres') {
   const silent = [];
   for (const [i, hole] of holes.entries())
     silent.push(await tenantWithEndpoint(store, services, hole.url, `Silent ${i}`));
+  await y.stock(20 + 2 * BLACK_HOLE_EVENTS);
+  for (const x of silent) await x.stock(BLACK_HOLE_QUEUED);
   const worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
   await worker.start();
   await fast.waitFor(await paced(20, 100, y.emit), 30_000);
@@ -474,6 +566,8 @@ async function recovery(dialect: 'sqlite' | 'postgres') {
   // This process only writes the outbox: no worker subscribes to its wake-ups.
   const services = createServiceDeps({ db: store.db, clock: systemClock, config });
   const tenant = await tenantWithEndpoint(store, services, receiver.url, 'Recovery');
+  // About what the kills take at 100 events a second; more are written as needed.
+  await tenant.stock(KILLS * 300);
   const workers = [spawnWorker(bench.url), spawnWorker(bench.url)];
   await Promise.all(workers.map((w) => w.ready));
   // One kill every 1.5 s or so, alternating. Its replacement is started, and running, before the
@@ -571,6 +665,19 @@ async function main(): Promise<void> {
     }
     const out: Record<string, unknown> = {};
     json[dialect] = out;
+    if (PHASES.has('producers')) {
+      const p = await producersAlone(dialect);
+      log(
+        `${dialect} producers alone: ${p.eventsPerSecond} completions/s from ${PRODUCERS} producers, no worker; ` +
+          `${p.cpuMicrosPerEvent} µs of this process's CPU and ${p.statementsPerEvent} statements per completion`,
+      );
+      out.producers_events_per_s = p.eventsPerSecond;
+      out.producers_cpu_us_per_event = p.cpuMicrosPerEvent;
+      out.producers_statements_per_event = p.statementsPerEvent;
+      if (json.baseline_requests_per_s)
+        out.producers_vs_bare_undici =
+          Math.round((p.eventsPerSecond / Number(json.baseline_requests_per_s)) * 100) / 100;
+    }
     if (PHASES.has('burst') || PHASES.has('paced')) {
       const { burst, paced: p } = await burstAndPaced(dialect);
       if (burst) {
@@ -581,7 +688,7 @@ async function main(): Promise<void> {
         out.burst_p99_ms = burst.p99;
         if (json.baseline_requests_per_s)
           out.deliveries_vs_bare_undici =
-            round((burst.deliveriesPerSecond / Number(json.baseline_requests_per_s)) * 100) / 100;
+            Math.round((burst.deliveriesPerSecond / Number(json.baseline_requests_per_s)) * 100) / 100;
       }
       if (p) {
         log(
