@@ -9,7 +9,7 @@ import type { NewDelivery } from '../store/webhook-deliveries/recording.ts';
 import { transitionSession, transitionValuesOf, type Transition } from '../store/sessions.ts';
 import {
   moveSessionRecording,
-  movesInOneStatement,
+  outboxIsOneStatement,
   notifyWorkers,
   writeEvent,
   writeEventToSubscribers,
@@ -155,7 +155,7 @@ export function createUnitOfWork(deps: {
     type: E,
     data: EventData<E>,
   ): Promise<boolean> {
-    if (current.getStore()?.db === deps.db || !movesInOneStatement(deps.db))
+    if (current.getStore()?.db === deps.db || !outboxIsOneStatement(deps.db))
       return unitOfWork(async (work) => {
         if (!(await transitionSession(work.db, session.id, transition))) return false;
         await work.record(session, type, data);

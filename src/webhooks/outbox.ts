@@ -98,7 +98,7 @@ export async function writeEventToSubscribers(
   orgId: string,
   options: { clock: Clock; origin?: string },
 ): Promise<NewDelivery[]> {
-  if (!movesInOneStatement(trx)) return writeEvent(trx, event, orgId, await subscribers(trx, event), options);
+  if (!outboxIsOneStatement(trx)) return writeEvent(trx, event, orgId, await subscribers(trx, event), options);
   const { rows } = await eventToSubscribers.execute(trx, outboxValuesOf(event, orgId, options));
   return rows.map((r) => ({ id: r.id, endpointId: r.endpoint_id, eventId: event.id, eventType: event.event }));
 }
@@ -182,8 +182,11 @@ export async function moveSessionRecording(
   );
 }
 
-/** Whether {@link moveSessionRecording} is one statement on this database (PostgreSQL). */
-export function movesInOneStatement(db: Db): boolean {
+/**
+ * Whether the outbox writes an event with its subscribers, deliveries and NOTIFY (and a session's
+ * move with them) as one statement: PostgreSQL.
+ */
+export function outboxIsOneStatement(db: Db): boolean {
   const { listenNotify, writableCtes } = capabilitiesOf(db);
   return listenNotify && writableCtes;
 }
