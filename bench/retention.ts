@@ -32,7 +32,7 @@ import { applyResultRetention } from '../src/services/redaction.ts';
 import { completedEventData, createSession } from '../src/services/sessions.ts';
 import { insertNewEndpoint } from '../src/services/webhooks.ts';
 import { migrate, openStore, type Store } from '../src/store/db.ts';
-import { transitionSession } from '../src/store/sessions.ts';
+import { transitionSession } from '../src/store/session-transitions.ts';
 
 const { values } = parseArgs({
   options: {

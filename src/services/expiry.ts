@@ -1,5 +1,6 @@
 import { deleteHeldResults } from '../store/openid4vp-held-results.ts';
-import { dueForExpiry, expireSessions } from '../store/sessions.ts';
+import { expireSessions } from '../store/session-transitions.ts';
+import { dueForExpiry } from '../store/sessions.ts';
 import type { ServiceDeps } from './deps.ts';
 
 /**

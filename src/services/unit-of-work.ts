@@ -6,7 +6,7 @@ import { newId } from '../domain/ids.ts';
 import type { Db } from '../store/db.ts';
 import { insideTransactionOf } from '../store/dialect.ts';
 import type { NewDelivery } from '../store/webhook-deliveries/recording.ts';
-import { transitionSession, transitionValuesOf, type Transition } from '../store/sessions.ts';
+import { transitionSession, transitionValuesOf, type Transition } from '../store/session-transitions.ts';
 import {
   moveSessionRecording,
   outboxIsOneStatement,
@@ -54,7 +54,7 @@ export interface Work {
 export interface UnitOfWork {
   <T>(work: (w: Work) => Promise<T>): Promise<T>;
   /**
-   * Moves `session` as `transition` says (store/sessions.ts transitionSession: only from a state
+   * Moves `session` as `transition` says (store/session-transitions.ts transitionSession: only from a state
    * that may lead there) and, only if this call moved it, records `type` about it, as a unit of
    * work of the two would, with the same wake-ups after commit. On PostgreSQL that is one statement
    * committed alone (webhooks/outbox.ts moveSessionRecording): one round trip where BEGIN, the

@@ -6,7 +6,7 @@ import type { Db } from '../store/db.ts';
 import { capabilitiesOf } from '../store/dialect.ts';
 import { prepareQuery } from '../store/prepared.ts';
 import type { EventsTable } from '../store/schema.ts';
-import { transitionUpdateSql, type TransitionValues } from '../store/sessions.ts';
+import { transitionUpdateSql, type TransitionValues } from '../store/session-transitions.ts';
 import { eventRow, insertEvent } from '../store/events.ts';
 import { insertDeliveries, insertDeliveriesQuery, type NewDelivery } from '../store/webhook-deliveries/recording.ts';
 import { subscribedEndpoints } from '../store/webhooks.ts';
@@ -159,7 +159,7 @@ const eventToSubscribers = prepareQuery(
 );
 
 /**
- * Moves a session as store/sessions.ts transitionSession does (the conditional UPDATE) and, only
+ * Moves a session as store/session-transitions.ts transitionSession does (the conditional UPDATE) and, only
  * if it moved, writes `event` about that move with its deliveries and wake-up, as
  * {@link writeEventToSubscribers} does: one statement (PostgreSQL), atomic as a transaction is and
  * committed alone. A use case that moves a session and records its event took four round trips

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { expireDueSessions } from '../../src/services/expiry.ts';
 import { holdResult } from '../../src/store/openid4vp-held-results.ts';
-import { expireSessions } from '../../src/store/sessions.ts';
+import { expireSessions } from '../../src/store/session-transitions.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { createSession } from '../support/sessions.ts';
 import { installStatementCounter } from '../support/statements.ts';
