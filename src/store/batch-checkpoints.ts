@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { restingCheckpointPages } from './sqlite-checkpointer.ts';
 
 /**
  * What each dialect does while a run of background batches lasts (`duringBatches` of
@@ -6,8 +7,6 @@ import { sql, type Kysely } from 'kysely';
  * small steps, PostgreSQL needs nothing.
  */
 
-/** SQLite's own default `wal_autocheckpoint`, which the store keeps outside batch runs (store/db.ts). */
-export const WAL_CHECKPOINT_PAGES = 1000;
 /** `wal_autocheckpoint` while background batches run. */
 export const BATCH_WAL_CHECKPOINT_PAGES = 100;
 
@@ -35,7 +34,7 @@ export async function sqliteDuringBatches<T>(db: Kysely<any>, work: () => Promis
   } finally {
     const left = (batchRuns.get(db) ?? 1) - 1;
     batchRuns.set(db, left);
-    if (left === 0) await sql`pragma wal_autocheckpoint = ${sql.lit(WAL_CHECKPOINT_PAGES)}`.execute(db);
+    if (left === 0) await sql`pragma wal_autocheckpoint = ${sql.lit(restingCheckpointPages(db))}`.execute(db);
   }
 }
 

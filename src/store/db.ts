@@ -22,8 +22,8 @@ import {
   type PreparingPgConfig,
   type DialectCapabilities,
 } from './dialect.ts';
-import { WAL_CHECKPOINT_PAGES } from './batch-checkpoints.ts';
 import { watchDiskOf } from './health-probe.ts';
+import { checkpointInThread, SqliteCheckpointer, WAL_CHECKPOINT_PAGES } from './sqlite-checkpointer.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -62,6 +62,11 @@ export interface OpenOptions {
    * needed; without a listener such an error would be thrown and end the process.
    */
   onConnectionError?: (err: Error) => void;
+  /**
+   * SQLite: told if the checkpoint thread fails (store/sqlite-checkpointer.ts); checkpoints then
+   * run in commits again, as SQLite does by default.
+   */
+  onCheckpointThreadError?: (err: Error) => void;
 }
 
 // PostgreSQL returns bigint (count) as strings by default; counts here are far below 2^53.
@@ -73,9 +78,10 @@ function sqlitePath(url: string): string {
   return path;
 }
 
-function openSqlite(url: string): Store {
+function openSqlite(url: string, options: OpenOptions): Store {
   const path = sqlitePath(url);
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const inMemory = path === ':memory:';
+  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
   const database = new SqliteDatabase(path);
   // WAL lets the CLI and readers work while the server writes; busy_timeout waits for the lock.
   database.pragma('journal_mode = WAL');
@@ -87,7 +93,11 @@ function openSqlite(url: string): Store {
   // Deleted and overwritten content is zeroed in the file, not left in free space: a redacted
   // session's old values must not be readable there (store/erasure.ts empties the WAL).
   database.pragma('secure_delete = ON');
-  const driver = new ImmediateSqliteDriver({ database });
+  // A database in memory has no write-ahead log to copy.
+  const checkpointer = inMemory
+    ? undefined
+    : new SqliteCheckpointer(database, path, options.onCheckpointThreadError ?? (() => undefined));
+  const driver = new ImmediateSqliteDriver({ database, onCommit: checkpointer && (() => checkpointer.committed()) });
   const db = new Kysely<Database>({
     dialect: {
       createAdapter: () => new SqliteAdapter(),
@@ -98,7 +108,12 @@ function openSqlite(url: string): Store {
   });
   allowDirectReads(db, driver);
   watchDiskOf(db, path);
-  return { db, capabilities: SQLITE, close: () => db.destroy() };
+  if (checkpointer) checkpointInThread(db, checkpointer);
+  const close = async () => {
+    await checkpointer?.close();
+    await db.destroy();
+  };
+  return { db, capabilities: SQLITE, close };
 }
 
 function openPostgres(url: string, options: OpenOptions): Store {
@@ -128,7 +143,7 @@ function openPostgres(url: string, options: OpenOptions): Store {
 
 /** Opens `sqlite:PATH` or `postgres://…`. Does not migrate: call {@link migrate}. */
 export async function openStore(url: string, options: OpenOptions = {}): Promise<Store> {
-  if (url.startsWith('sqlite:')) return openSqlite(url);
+  if (url.startsWith('sqlite:')) return openSqlite(url, options);
   if (options.schema) {
     if (!/^[a-z_][a-z0-9_]*$/.test(options.schema)) throw new Error(`invalid schema name ${options.schema}`);
     const admin = new pg.Client({ connectionString: url });

@@ -13,6 +13,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { BoundedCache } from '../domain/bounded-cache.ts';
 import { postgresDuringBatches, sqliteDuringBatches } from './batch-checkpoints.ts';
+import { checkpointerOf } from './sqlite-checkpointer.ts';
 
 /**
  * Every difference between the SQL dialects lives here, as capability flags and small helpers;
@@ -95,16 +96,22 @@ const CHECKPOINT_BUSY_MS = 250;
  * and if they outlast that the WAL is left as it is and the next batch's checkpoint empties it.
  */
 const SQLITE_ERASURE: ErasureStrategy = {
-  afterBatch: (db) =>
-    db.connection().execute(async (connection) => {
-      const [setting] = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(connection)).rows;
-      await sql`pragma busy_timeout = ${sql.lit(CHECKPOINT_BUSY_MS)}`.execute(connection);
-      try {
-        await sql`pragma wal_checkpoint(TRUNCATE)`.execute(connection);
-      } finally {
-        await sql`pragma busy_timeout = ${sql.lit(Number(setting?.timeout ?? 0))}`.execute(connection);
-      }
-    }),
+  afterBatch: (db) => {
+    const truncate = () =>
+      db.connection().execute(async (connection) => {
+        const [setting] = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(connection)).rows;
+        await sql`pragma busy_timeout = ${sql.lit(CHECKPOINT_BUSY_MS)}`.execute(connection);
+        try {
+          await sql`pragma wal_checkpoint(TRUNCATE)`.execute(connection);
+        } finally {
+          await sql`pragma busy_timeout = ${sql.lit(Number(setting?.timeout ?? 0))}`.execute(connection);
+        }
+      });
+    // The checkpoint thread's own checkpoint holds the lock a TRUNCATE needs, which it would not
+    // wait for (SQLite answers busy at once): none may run or start meanwhile.
+    const checkpointer = checkpointerOf(db);
+    return checkpointer ? checkpointer.hold(truncate) : truncate();
+  },
   afterSweep: async () => {},
 };
 
@@ -174,9 +181,11 @@ const SQLITE_STATEMENT_CACHE = 256;
 class StatementCachingSqliteConnection implements DatabaseConnection {
   readonly #db: SqliteDatabase;
   readonly #statements = new BoundedCache<string, Statement>(SQLITE_STATEMENT_CACHE);
+  readonly #onCommit: () => void;
 
-  constructor(db: SqliteDatabase) {
+  constructor(db: SqliteDatabase, onCommit: () => void) {
     this.#db = db;
+    this.#onCommit = onCommit;
   }
 
   #prepare(text: string): Statement {
@@ -200,6 +209,8 @@ class StatementCachingSqliteConnection implements DatabaseConnection {
     const parameters = compiledQuery.parameters as unknown[];
     if (statement.reader) return Promise.resolve({ rows: statement.all(parameters) as R[] });
     const { changes, lastInsertRowid } = statement.run(parameters);
+    // A write outside a transaction, or the COMMIT of one (a BEGIN leaves one open).
+    if (!this.#db.inTransaction) this.#onCommit();
     return Promise.resolve({ numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] });
   }
 
@@ -238,10 +249,11 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   /** A query or transaction holds the connection (from acquire to release). */
   #held = false;
 
-  constructor(config: { database: SqliteDatabase }) {
+  /** `onCommit`: told after each write that committed (store/sqlite-checkpointer.ts counts them). */
+  constructor(config: { database: SqliteDatabase; onCommit?: () => void }) {
     super(config);
     this.#database = config.database;
-    this.#connection = new StatementCachingSqliteConnection(config.database);
+    this.#connection = new StatementCachingSqliteConnection(config.database, config.onCommit ?? (() => undefined));
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {

@@ -61,7 +61,12 @@ export async function openDatabaseWhenReachable(options: DatabaseStartOptions): 
   const { url, clock, log } = options;
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
   const onConnectionError = connectionErrorLog(log, clock);
-  const common = { connectTimeoutMs: options.connectTimeoutMs, onConnectionError };
+  const onCheckpointThreadError = (err: Error) =>
+    log.warn(
+      { err: { message: err.message } },
+      'the SQLite checkpoint thread failed; checkpoints run in commits again, as SQLite does by default',
+    );
+  const common = { connectTimeoutMs: options.connectTimeoutMs, onConnectionError, onCheckpointThreadError };
   for (let attempt = 0; ; attempt++) {
     let store: Store | undefined;
     try {

@@ -3,7 +3,13 @@ import { test } from 'node:test';
 import { sql } from 'kysely';
 import { buildPeriodicJobs } from '../../src/jobs/schedule.ts';
 import { inBatches, type Pacing } from '../../src/services/batches.ts';
-import { BATCH_WAL_CHECKPOINT_PAGES, WAL_CHECKPOINT_PAGES } from '../../src/store/batch-checkpoints.ts';
+import { BATCH_WAL_CHECKPOINT_PAGES } from '../../src/store/batch-checkpoints.ts';
+import {
+  BACKSTOP_WAL_PAGES,
+  checkpointerOf,
+  restingCheckpointPages,
+  WAL_CHECKPOINT_PAGES,
+} from '../../src/store/sqlite-checkpointer.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { installStatementCounter } from '../support/statements.ts';
 import { createEndpoint } from '../support/webhooks.ts';
@@ -12,8 +18,9 @@ import { createEndpoint } from '../support/webhooks.ts';
  * Issue 30: while background batches run, SQLite checkpoints its write-ahead log every 100 pages
  * instead of every 1,000 (store/batch-checkpoints.ts), so that no request's commit copies
  * 1,000 pages of a purge's writes into the database file (the API's p99 during a purge of 200,000
- * spent nonces: 15–17 ms → 6.5–7.8 ms, bench/scale.ts). Outside a run the default stays. On
- * PostgreSQL a run changes nothing of the connection.
+ * spent nonces: 15–17 ms → 6.5–7.8 ms, bench/scale.ts). Outside a run the store's resting setting
+ * stays: SQLite's default, or a backstop once the checkpoint thread runs
+ * (store/sqlite-checkpointer.ts). On PostgreSQL a run changes nothing of the connection.
  */
 const counter = installStatementCounter();
 
@@ -32,7 +39,8 @@ forEachDialect('background batches and checkpoints', (dialect) => {
     return Number(rows[0].wal_autocheckpoint);
   }
   const during = dialect === 'sqlite' ? BATCH_WAL_CHECKPOINT_PAGES : null;
-  const outside = dialect === 'sqlite' ? WAL_CHECKPOINT_PAGES : null;
+  /** The store's setting outside a run. */
+  const outside = () => (dialect === 'sqlite' ? restingCheckpointPages(h.store.db) : null);
 
   /** A run of `batches` batches of one row, each noting the setting it ran under. */
   function run(batches: number, seen: Array<number | null>, between?: () => Promise<void>) {
@@ -48,12 +56,25 @@ forEachDialect('background batches and checkpoints', (dialect) => {
     );
   }
 
+  test('the resting setting: SQLite’s default, the backstop once the thread checkpoints', async () => {
+    if (dialect === 'postgres') return assert.equal(checkpointerOf(h.store.db), undefined);
+    // The test store's migrations committed enough to start its thread.
+    assert.equal(checkpointerOf(h.store.db)?.started, true);
+    assert.equal(await checkpointPages(), BACKSTOP_WAL_PAGES);
+    const fresh = await h.testStore.openAnother();
+    try {
+      assert.equal(restingCheckpointPages(fresh.db), WAL_CHECKPOINT_PAGES, 'no thread yet');
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test('a run checkpoints in small steps; the default is back after it', async () => {
-    assert.equal(await checkpointPages(), outside, 'the store opens with the default');
+    assert.equal(await checkpointPages(), outside(), 'the store opens with its resting setting');
     const seen: Array<number | null> = [];
     assert.equal(await run(3, seen), 3);
     assert.deepEqual(seen, [during, during, during]);
-    assert.equal(await checkpointPages(), outside);
+    assert.equal(await checkpointPages(), outside());
   });
 
   test('overlapping runs: the setting stays small until the last one ends', async () => {
@@ -68,7 +89,7 @@ forEachDialect('background batches and checkpoints', (dialect) => {
     });
     assert.deepEqual(second, [during]);
     assert.deepEqual(first, [during, during, during], 'the second run ending did not restore it under the first');
-    assert.equal(await checkpointPages(), outside);
+    assert.equal(await checkpointPages(), outside());
   });
 
   test('a run that fails still restores the default, and its error is the caller’s', async () => {
@@ -81,7 +102,7 @@ forEachDialect('background batches and checkpoints', (dialect) => {
       ),
       /batch failed/,
     );
-    assert.equal(await checkpointPages(), outside);
+    assert.equal(await checkpointPages(), outside());
   });
 
   test('every batched periodic job runs its batches so', async () => {
@@ -99,7 +120,7 @@ forEachDialect('background batches and checkpoints', (dialect) => {
       const statements = await counter.during(() => jobs.find((job) => job.name === name)!.runOnce());
       const lowers = statements.filter((s) => lowered.test(s)).length;
       assert.equal(lowers, dialect === 'sqlite' ? count : 0, `${name}: ${statements.join('; ')}`);
-      assert.equal(await checkpointPages(), outside, name);
+      assert.equal(await checkpointPages(), outside(), name);
     }
   });
 
@@ -113,6 +134,6 @@ forEachDialect('background batches and checkpoints', (dialect) => {
     assert.equal(deleted, 200);
     const lowers = statements.filter((s) => /^pragma wal_autocheckpoint = 100$/.test(s)).length;
     assert.equal(lowers, dialect === 'sqlite' ? 1 : 0, statements.join('; '));
-    assert.equal(await checkpointPages(), outside);
+    assert.equal(await checkpointPages(), outside());
   });
 });
