@@ -7,6 +7,12 @@ export const WAL_CHECKPOINT_PAGES = 1000;
 
 /** Commits between two checkpoints asked of the thread (a session's completion writes about 27 pages). */
 export const CHECKPOINT_EVERY_COMMITS = 32;
+/**
+ * Commits before the first checkpoint asked, which starts the thread: starting one costs about
+ * 45 ms of CPU, more than a store that writes a little (a CLI command, a migration) saves by it.
+ * Until then commits checkpoint as SQLite does by default.
+ */
+export const THREAD_START_COMMITS = 256;
 
 /**
  * `wal_autocheckpoint` while the thread runs. The thread copies the log into the file while the
@@ -48,8 +54,8 @@ const STATES = { idle: 0, busy: 1, closing: 2 } as const;
  * held up by it (SQLite's WAL lets one checkpointer run beside readers and the writer).
  *
  * The store counts commits ({@link committed}) and asks for a checkpoint every
- * {@link CHECKPOINT_EVERY_COMMITS}, unless one is under way. The thread starts with the first, so
- * a CLI command that writes a little never starts one. If the thread fails, checkpoints go back
+ * {@link CHECKPOINT_EVERY_COMMITS}, unless one is under way. The thread starts with the first,
+ * after {@link THREAD_START_COMMITS}, so a CLI command that writes a little never starts one. If the thread fails, checkpoints go back
  * into commits (SQLite's default) and `onError` is told.
  */
 export class SqliteCheckpointer {
@@ -94,7 +100,8 @@ export class SqliteCheckpointer {
 
   /** A write committed on the store's connection: every so many, the thread is asked to checkpoint. */
   committed(): void {
-    if (++this.#commits < CHECKPOINT_EVERY_COMMITS || this.#holds > 0 || this.#stopped) return;
+    const every = this.#worker ? CHECKPOINT_EVERY_COMMITS : THREAD_START_COMMITS;
+    if (++this.#commits < every || this.#holds > 0 || this.#stopped) return;
     if (this.#ask()) this.#commits = 0;
   }
 
@@ -176,6 +183,10 @@ export class SqliteCheckpointer {
   #start(): void {
     const worker = new Worker(new URL('./sqlite-checkpoint-thread.mjs', import.meta.url), {
       workerData: { path: this.#path, shared: this.#cells.buffer, slots: SLOTS, states: STATES },
+      // Plain JavaScript: without the process's flags (`--import tsx` from sources, a loader that
+      // cost the thread's start about 100 ms of CPU), and with little memory of its own.
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: 16 },
     });
     // A thread waiting for work does not keep the process alive; close() ends it with the store.
     worker.unref();

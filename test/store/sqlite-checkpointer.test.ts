@@ -10,6 +10,7 @@ import {
   CHECKPOINT_EVERY_COMMITS,
   checkpointerOf,
   SqliteCheckpointer,
+  THREAD_START_COMMITS,
   WAL_CHECKPOINT_PAGES,
 } from '../../src/store/sqlite-checkpointer.ts';
 import { createTestStore, type TestStore } from '../support/harness.ts';
@@ -42,7 +43,7 @@ describe('the SQLite checkpoint thread', () => {
   test('a store that commits a little starts no thread and keeps SQLite’s checkpoints', async () => {
     const store = await openStore(t.url);
     try {
-      await commits(store, CHECKPOINT_EVERY_COMMITS - 1);
+      await commits(store, THREAD_START_COMMITS - 1);
       assert.equal(checkpointerOf(store.db)?.started, false);
       assert.equal(await autocheckpoint(store), WAL_CHECKPOINT_PAGES);
     } finally {
@@ -54,15 +55,17 @@ describe('the SQLite checkpoint thread', () => {
     const store = await openStore(t.url);
     try {
       const checkpointer = checkpointerOf(store.db)!;
-      // A few pages per commit: the log stays far below 1,000 pages, where no commit checkpoints.
-      await commits(store, 3 * CHECKPOINT_EVERY_COMMITS);
+      // The first checkpoint is asked after THREAD_START_COMMITS. A few pages per commit: the log
+      // stays below 1,000 pages before the thread starts and below 4,000 after, where commits
+      // would checkpoint, so what is copied the thread copied.
+      await commits(store, THREAD_START_COMMITS + CHECKPOINT_EVERY_COMMITS);
       assert.equal(checkpointer.started, true, 'the thread was asked during the run');
       assert.equal(await autocheckpoint(store), BACKSTOP_WAL_PAGES, 'commits only checkpoint as a backstop');
       await checkpointer.settled();
       const counts = checkpointer.counts;
       assert.ok(counts.checkpoints >= 1, JSON.stringify(counts));
       assert.ok(counts.checkpointed > 0, `the thread copied frames into the file: ${JSON.stringify(counts)}`);
-      assert.ok(counts.log < WAL_CHECKPOINT_PAGES, JSON.stringify(counts));
+      assert.ok(counts.log < BACKSTOP_WAL_PAGES, JSON.stringify(counts));
     } finally {
       await store.close();
     }
