@@ -111,9 +111,13 @@ describe('openid4vpUri kept per session', () => {
     const other = session('sess_kept', 'nonce_other');
     assert.equal(openid4vpUri(config, other), fresh(config, other));
     assert.notEqual(openid4vpUri(config, other), expected);
+    // 12,000 others push it out of the kept strings (10,000); one in 400 is checked against a
+    // fresh computation, which builds a configuration's state anew (about 3 ms each: all 12,000
+    // took 35 s of the suite).
     for (let i = 0; i < 12_000; i++) {
       const x = session(`sess_${i}`);
-      assert.equal(openid4vpUri(config, x), fresh(config, x));
+      const kept = openid4vpUri(config, x);
+      if (i % 400 === 0) assert.equal(kept, fresh(config, x), `sess_${i}`);
     }
     assert.equal(openid4vpUri(config, s), expected);
   });
