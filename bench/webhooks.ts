@@ -680,6 +680,11 @@ async function main(): Promise<void> {
     json.baseline_cold_requests_per_s = b.cold;
     json.baseline_rounds = b.rounds;
   }
+  /** A rate ÷ the warm bare undici baseline, two decimals; undefined (left out of the JSON) without a baseline phase. */
+  const vsBare = (perSecond: number) =>
+    json.baseline_requests_per_s
+      ? Math.round((perSecond / Number(json.baseline_requests_per_s)) * 100) / 100
+      : undefined;
   for (const dialect of dialects) {
     if (dialect === 'postgres' && !PG_URL) {
       log('postgres: skipped (set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
@@ -696,9 +701,7 @@ async function main(): Promise<void> {
       out.producers_events_per_s = p.eventsPerSecond;
       out.producers_cpu_us_per_event = p.cpuMicrosPerEvent;
       out.producers_statements_per_event = p.statementsPerEvent;
-      if (json.baseline_requests_per_s)
-        out.producers_vs_bare_undici =
-          Math.round((p.eventsPerSecond / Number(json.baseline_requests_per_s)) * 100) / 100;
+      out.producers_vs_bare_undici = vsBare(p.eventsPerSecond);
     }
     if (PHASES.has('burst') || PHASES.has('paced')) {
       const { burst, paced: p } = await burstAndPaced(dialect);
@@ -708,9 +711,7 @@ async function main(): Promise<void> {
         );
         out.deliveries_per_s = burst.deliveriesPerSecond;
         out.burst_p99_ms = burst.p99;
-        if (json.baseline_requests_per_s)
-          out.deliveries_vs_bare_undici =
-            Math.round((burst.deliveriesPerSecond / Number(json.baseline_requests_per_s)) * 100) / 100;
+        out.deliveries_vs_bare_undici = vsBare(burst.deliveriesPerSecond);
       }
       if (p) {
         log(
@@ -730,9 +731,7 @@ async function main(): Promise<void> {
       out.drain_statements_per_event = d.statementsPerEvent;
       out.drain_statements_per_delivery = d.statementsPerDelivery;
       out.drain_deliveries_per_s = d.deliveriesPerSecond;
-      if (json.baseline_requests_per_s)
-        out.drain_vs_bare_undici =
-          Math.round((d.deliveriesPerSecond / Number(json.baseline_requests_per_s)) * 100) / 100;
+      out.drain_vs_bare_undici = vsBare(d.deliveriesPerSecond);
       out.drain_cpu_us_per_delivery = d.cpuMicrosPerDelivery;
     }
     if (PHASES.has('fairness')) {

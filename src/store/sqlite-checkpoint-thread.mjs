@@ -24,8 +24,11 @@ for (;;) {
   try {
     const { busy, log, checkpointed } = checkpoint.get();
     if (busy === 1) Atomics.add(cells, slots.busy, 1);
-    Atomics.store(cells, slots.log, log);
-    Atomics.store(cells, slots.checkpointed, checkpointed);
+    // A checkpoint that could not run reports -1 for both: the last real figures stay.
+    if (log >= 0 && checkpointed >= 0) {
+      Atomics.store(cells, slots.log, log);
+      Atomics.store(cells, slots.checkpointed, checkpointed);
+    }
   } catch (err) {
     parentPort.postMessage({ error: err instanceof Error ? err.message : String(err) });
   }
