@@ -3,7 +3,7 @@
  *
  *   node --import tsx bench/webhooks.ts [--events 3000] [--producers 4] [--rate 100] [--paced 1000]
  *     [--slow-ms 2000] [--slow-queued 300] [--fair 200] [--black-holes 4] [--black-hole-queued 150]
- *     [--black-hole-events 1000] [--kills 10] [--database sqlite,postgres] [--json]
+ *     [--black-hole-events 1000] [--kills 10] [--database sqlite,postgres] [--cpu-prof DIR] [--json]
  *
  * Each phase uses the real outbox (events recorded in a transaction), the real delivery worker,
  * signing, and undici to bare node:http receivers on loopback that parse the body:
@@ -25,7 +25,11 @@
  *   deliveries/s from its start to the last receipt. Delivery alone, where the burst also counts
  *   the producers' commits, which share this process's one thread (and on PostgreSQL bound it);
  *   and the CPU time of this process per delivery meanwhile (the receiver's included, the same for
- *   every tree compared), which moves far less with the machine's load than deliveries/s;
+ *   every tree compared), which moves far less with the machine's load than deliveries/s. Then
+ *   the drain floor (bench/drain-floor.ts) on a second backlog of the same size: what no design of
+ *   durable, signed, at-least-once delivery can skip (a lease before the send, the event read, two
+ *   signatures, the POST, the delivery and its attempt recorded), batched, with none of the
+ *   worker's policy; `drain_vs_floor` is the worker's drain over it;
  * - paced: `--paced` events at `--rate` per second: commit→receipt latency when not backlogged;
  * - fairness: `--fair` events of organization Y at 50/s to a fast endpoint, alone, then again
  *   right after organization X queued `--slow-queued` events for an endpoint that answers in
@@ -40,6 +44,10 @@
  *   SIGKILLs (one every 1.5 s or so, alternating, each once its replacement is running): events
  *   lost (never received) and the longest commit→receipt wait.
  *
+ * `--cpu-prof DIR` writes a V8 CPU profile of the worker's drain and one of the floor's, each from
+ * its start to its last receipt (DIR/drain-worker-<database>.cpuprofile, drain-floor-…; read them
+ * with bench/cpuprofile.ts --skip-ms 0).
+ *
  * PostgreSQL uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a schema of its own, dropped after);
  * without either it is skipped. Figures are printed, never asserted; with `--json` the last line
  * is one JSON object: {"sqlite": {deliveries_per_s, drain_deliveries_per_s, paced_p99_ms, …}, "postgres": {…}}.
@@ -47,8 +55,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import inspector from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +78,7 @@ import { insertNewEndpoint } from '../src/services/webhooks.ts';
 import { migrate, openStore, type Store } from '../src/store/db.ts';
 import { insertSessions } from '../src/store/sessions.ts';
 import { DeliveryWorker } from '../src/webhooks/worker.ts';
+import { drainFloor } from './drain-floor.ts';
 import { installStatementCounter } from '../test/support/statements.ts';
 
 // Before any store opens: a pg client binds its query method when it is made.
@@ -89,6 +99,7 @@ const { values } = parseArgs({
     kills: { type: 'string', default: '10' },
     database: { type: 'string', default: 'sqlite,postgres' },
     phases: { type: 'string', default: 'baseline,producers,burst,drain,paced,fairness,black-holes,recovery' },
+    'cpu-prof': { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -105,6 +116,7 @@ const BLACK_HOLE_EVENTS = Number(values['black-hole-events']);
 const KILLS = Number(values.kills);
 const PHASES = new Set(values.phases.split(',').map((p) => p.trim()));
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+const CPU_PROF_DIR = values['cpu-prof'];
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const config = loadConfig({ OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'silent' });
 const log = (line: string) => console.log(line);
@@ -202,6 +214,7 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const round = (n: number) => Math.round(n * 10) / 10;
+const round2 = (n: number) => Math.round(n * 100) / 100;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The result every benchmark session completes with, as a wallet's accepted presentation gives it. */
@@ -420,6 +433,23 @@ async function producersAlone(
   };
 }
 
+/** Runs `work` under V8's CPU profiler when `--cpu-prof` names a folder, writing DIR/`name`.cpuprofile. */
+async function profiled<T>(name: string, work: () => Promise<T>): Promise<T> {
+  if (!CPU_PROF_DIR) return work();
+  const session = new inspector.Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(CPU_PROF_DIR, { recursive: true });
+    writeFileSync(join(CPU_PROF_DIR, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
 /** A backlog of `EVENTS` committed before the worker starts: how fast the worker alone drains it. */
 async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
   deliveriesPerSecond: number;
@@ -427,6 +457,7 @@ async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
   cpuMicrosPerDelivery: number;
   statementsPerEvent: number;
   statementsPerDelivery: number;
+  floor: { deliveriesPerSecond: number; received: number; unrecorded: number; cpuMicrosPerDelivery: number };
 }> {
   const bench = await openBenchStore(dialect);
   const { store } = bench;
@@ -455,14 +486,34 @@ async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
   worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
-  const workerStatements = await statements.during(async () => {
-    await worker.start();
-    await receiver.waitFor(ids, 300_000);
-  });
+  const workerStatements = await statements.during(() =>
+    profiled(`drain-worker-${dialect}`, async () => {
+      await worker.start();
+      await receiver.waitFor(ids, 300_000);
+    }),
+  );
   const cpu = process.cpuUsage(cpuBefore);
   const lastReceipt = Math.max(...ids.map((id) => receiver.receivedAt.get(id) ?? 0));
   const received = ids.filter((id) => receiver.receivedAt.has(id)).length;
   await worker.stop();
+  // The floor (bench/drain-floor.ts) on a second backlog of the same size in the same database,
+  // queued by the same producers, timed as the worker is: from its start to the last receipt.
+  const floorIds: string[] = [];
+  while (floorIds.length < EVENTS) floorIds.push(await tenant.emit());
+  const floorCpu = process.cpuUsage();
+  const floorStarted = performance.now();
+  const floor = await profiled(`drain-floor-${dialect}`, () =>
+    drainFloor(dialect === 'sqlite' ? { sqlitePath: bench.url.slice('sqlite:'.length) } : { pgUrl: bench.url }, EVENTS),
+  );
+  const floorCpuUsed = process.cpuUsage(floorCpu);
+  const floorReceived = floorIds.filter((id) => receiver.receivedAt.has(id)).length;
+  const floorLastReceipt = Math.max(...floorIds.map((id) => receiver.receivedAt.get(id) ?? 0));
+  // Every delivery of both backlogs recorded as succeeded: the floor's recording did its work.
+  const unrecorded = await store.db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '!=', 'succeeded')
+    .executeTakeFirstOrThrow();
   await receiver.close();
   await bench.drop();
   return {
@@ -471,6 +522,12 @@ async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
     cpuMicrosPerDelivery: Math.round((cpu.user + cpu.system) / ids.length),
     statementsPerEvent: Math.round((producerStatements.length / ids.length) * 100) / 100,
     statementsPerDelivery: Math.round((workerStatements.length / ids.length) * 100) / 100,
+    floor: {
+      deliveriesPerSecond: Math.round(floorIds.length / ((floorLastReceipt - floorStarted) / 1000)),
+      received: floorReceived,
+      unrecorded: Number(unrecorded.n),
+      cpuMicrosPerDelivery: Math.round((floorCpuUsed.user + floorCpuUsed.system) / floor.recorded),
+    },
   };
 }
 
@@ -682,9 +739,7 @@ async function main(): Promise<void> {
   }
   /** A rate ÷ the warm bare undici baseline, two decimals; undefined (left out of the JSON) without a baseline phase. */
   const vsBare = (perSecond: number) =>
-    json.baseline_requests_per_s
-      ? Math.round((perSecond / Number(json.baseline_requests_per_s)) * 100) / 100
-      : undefined;
+    json.baseline_requests_per_s ? round2(perSecond / Number(json.baseline_requests_per_s)) : undefined;
   for (const dialect of dialects) {
     if (dialect === 'postgres' && !PG_URL) {
       log('postgres: skipped (set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
@@ -733,6 +788,16 @@ async function main(): Promise<void> {
       out.drain_deliveries_per_s = d.deliveriesPerSecond;
       out.drain_vs_bare_undici = vsBare(d.deliveriesPerSecond);
       out.drain_cpu_us_per_delivery = d.cpuMicrosPerDelivery;
+      log(
+        `${dialect} drain floor: ${d.floor.deliveriesPerSecond} deliveries/s (${d.floor.received}/${EVENTS} received, ` +
+          `${d.floor.unrecorded} deliveries of either drain not recorded as succeeded), ` +
+          `${d.floor.cpuMicrosPerDelivery} µs of CPU per delivery; the worker's drain at ` +
+          `${round2(d.deliveriesPerSecond / d.floor.deliveriesPerSecond)} of it`,
+      );
+      out.drain_floor_deliveries_per_s = d.floor.deliveriesPerSecond;
+      out.drain_floor_cpu_us_per_delivery = d.floor.cpuMicrosPerDelivery;
+      out.drain_floor_vs_bare_undici = vsBare(d.floor.deliveriesPerSecond);
+      out.drain_vs_floor = round2(d.deliveriesPerSecond / d.floor.deliveriesPerSecond);
     }
     if (PHASES.has('fairness')) {
       const f = await fairness(dialect);

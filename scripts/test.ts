@@ -24,7 +24,7 @@
  * reports and fails it (test/support/watchdog.ts).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -34,6 +34,8 @@ const BUNDLES = join(ROOT, 'test-output', 'bundles');
 /** Imported first by every generated file: a process past its budget says why (test/support/watchdog.ts). */
 const WATCHDOG = join(TEST, 'support', 'watchdog.ts');
 const V8_COVERAGE = join(ROOT, 'test-output', 'coverage', 'v8');
+/** Where each test process writes its CPU time as it exits (test/support/watchdog.ts). */
+const CPU_LOG = join(ROOT, 'test-output', 'process-cpu.tsv');
 const CONCURRENCY = Number(process.env.MATRICULA_TEST_CONCURRENCY ?? 2);
 const BUNDLE_SIZE = Number(process.env.MATRICULA_TEST_BUNDLE ?? 8);
 
@@ -160,9 +162,41 @@ function main(): void {
     rmSync(V8_COVERAGE, { recursive: true, force: true });
     env.NODE_V8_COVERAGE = V8_COVERAGE;
   }
+  // Each process notes its wall and CPU time as it exits (test/support/watchdog.ts); summed up below.
+  rmSync(CPU_LOG, { force: true });
+  env.MATRICULA_TEST_CPU_LOG = CPU_LOG;
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: 'inherit', env });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal as NodeJS.Signals));
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  child.on('exit', (code, signal) => {
+    if (existsSync(CPU_LOG)) console.log(cpuSummary(readFileSync(CPU_LOG, 'utf8')).join('\n'));
+    process.exit(code ?? (signal ? 1 : 0));
+  });
+}
+
+/**
+ * The run's CPU by process, as TAP comments: the total, then the `top` costliest processes (own
+ * CPU and their children's: the servers, CLIs and browsers they started), from the lines each
+ * wrote as it exited (`file, wall s, own CPU s, children's CPU s`, tab-separated).
+ */
+export function cpuSummary(log: string, top = 10): string[] {
+  const rows = log
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => {
+      const [file, wall, own, children] = line.split('\t');
+      return { file, wall: Number(wall), own: Number(own), children: Number(children) };
+    })
+    .sort((a, b) => b.own + b.children - (a.own + a.children));
+  const total = rows.reduce((sum, row) => sum + row.own + row.children, 0);
+  return [
+    `# CPU of the test processes: ${total.toFixed(0)} s in ${rows.length} processes (their children included); the costliest:`,
+    ...rows
+      .slice(0, top)
+      .map(
+        (row) =>
+          `#   ${(row.own + row.children).toFixed(1).padStart(6)} s  ${row.file} (own ${row.own.toFixed(1)} s, children ${row.children.toFixed(1)} s, wall ${row.wall.toFixed(1)} s)`,
+      ),
+  ];
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { bundleFiles, needsOwnProcess, plan, suitesByFolder } from '../../scripts/test.ts';
+import { bundleFiles, cpuSummary, needsOwnProcess, plan, suitesByFolder } from '../../scripts/test.ts';
 
 /**
  * `npm test` (scripts/test.ts) runs the suites of a folder in a few shared processes. What it must
@@ -80,5 +80,14 @@ test("the runner's files sort by name into the plan's order, a suite that runs a
   assert.deepEqual(files[1]!.source.split('\n').slice(2, 4), [
     "import '../../test/proofs/a.test.ts';",
     "import '../../test/proofs/b.test.ts';",
+  ]);
+});
+
+test('the CPU summary totals every process and lists the costliest first, children included', () => {
+  const log = ['a.test.ts\t10.0\t5.0\t0.0', 'b.test.ts\t20.0\t2.0\t9.5', 'c.test.ts\t1.0\t1.0\t0.0', ''].join('\n');
+  assert.deepEqual(cpuSummary(log, 2), [
+    '# CPU of the test processes: 18 s in 3 processes (their children included); the costliest:',
+    '#     11.5 s  b.test.ts (own 2.0 s, children 9.5 s, wall 20.0 s)',
+    '#      5.0 s  a.test.ts (own 5.0 s, children 0.0 s, wall 10.0 s)',
   ]);
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WATCHDOG = fileURLToPath(new URL('../support/watchdog.ts', import.meta.url));
 
-function runSuite(body: string, budgetS: number) {
+function runSuite(body: string, budgetS: number, env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'matricula-watchdog-'));
   try {
     const file = join(dir, 'suite.test.ts');
@@ -22,7 +22,7 @@ function runSuite(body: string, budgetS: number) {
     return spawnSync(process.execPath, ['--import', 'tsx', file], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, MATRICULA_TEST_WATCHDOG_S: String(budgetS), NODE_V8_COVERAGE: '' },
+      env: { ...process.env, MATRICULA_TEST_WATCHDOG_S: String(budgetS), NODE_V8_COVERAGE: '', ...env },
       timeout: 60_000,
     });
   } finally {
@@ -53,4 +53,36 @@ test('a process that finishes in time ends at once, untouched', () => {
   assert.equal(ran.status, 0, ran.stdout + ran.stderr);
   assert.equal(ran.signal, null, 'it ended before the spawn timeout');
   assert.doesNotMatch(ran.stderr, /watchdog/);
+});
+
+test('a process notes its wall time, its CPU and its children’s as it exits, when asked', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'matricula-cpu-log-'));
+  try {
+    const log = join(dir, 'cpu.tsv');
+    // A child that spends about 0.3 s of CPU, waited for: the children's column counts it.
+    const busyChild = `spawnSync(process.execPath, ['-e', 'const t = Date.now(); while (Date.now() - t < 300);'])`;
+    const ran = runSuite(
+      `import { spawnSync } from 'node:child_process';\ntest('spawns', () => { ${busyChild}; });`,
+      50,
+      { MATRICULA_TEST_CPU_LOG: log },
+    );
+    assert.equal(ran.status, 0, ran.stdout + ran.stderr);
+    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    assert.equal(lines.length, 1);
+    const [file, wall, own, children] = lines[0].split('\t');
+    assert.equal(file, 'suite.test.ts');
+    assert.ok(Number(wall) > 0.3, lines[0]);
+    assert.ok(Number(own) > 0, lines[0]);
+    assert.ok(Number(children) >= 0.2, lines[0]);
+    // A process that starts no child notes none.
+    rmSync(log);
+    assert.equal(runSuite(`test('quick', () => {});`, 50, { MATRICULA_TEST_CPU_LOG: log }).status, 0);
+    assert.equal(Number(readFileSync(log, 'utf8').split('\t')[3]), 0);
+    // Without the variable, nothing is written.
+    rmSync(log);
+    assert.equal(runSuite(`test('quick', () => {});`, 50).status, 0);
+    assert.equal(existsSync(log), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

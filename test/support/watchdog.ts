@@ -10,6 +10,8 @@
  * open handles and every other connection to the test database with what it waits for and who
  * blocks it, and exits with status 1. The timer is unref'd: it never keeps a finished process alive.
  */
+import { appendFileSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { beforeEach } from 'node:test';
 import pg from 'pg';
 
@@ -66,3 +68,33 @@ setTimeout(() => {
     process.exit(1);
   });
 }, BUDGET_S * 1000).unref();
+
+/**
+ * Where each process writes, as it exits, its wall time and the CPU time it and the children it
+ * waited for spent (the servers, CLIs and browsers it started): scripts/test.ts prints the
+ * costliest once the run ends, so that a slow CI run says which bundles to look at.
+ */
+export const CPU_LOG = process.env.MATRICULA_TEST_CPU_LOG;
+
+/** CPU seconds of the children this process has waited for (/proc: cutime and cstime, in ticks of 1/100 s). */
+function childrenCpuSeconds(): number {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    // After the command: state is field 3, so cutime (16) and cstime (17) are at 13 and 14.
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+if (CPU_LOG)
+  process.on('exit', () => {
+    const { user, system } = process.cpuUsage();
+    const line = [
+      basename(process.argv[1] ?? '?'),
+      ((Date.now() - started) / 1000).toFixed(1),
+      ((user + system) / 1e6).toFixed(1),
+      childrenCpuSeconds().toFixed(1),
+    ].join('\t');
+    appendFileSync(CPU_LOG, `${line}\n`);
+  });
