@@ -98,8 +98,8 @@ export type ClaimValues = {
   allowanceCounts: number[];
   /** The same as one JSON object (SQLite). */
   allowanceJson: string;
-  /** The endpoints whose allowance is 0. */
-  atCap: string[];
+  /** The endpoints whose allowance is 0, as a JSON array (SQLite's cheap read leaves them out). */
+  atCapJson: string;
 };
 
 const claimableList = sql.join(CLAIMABLE.map((s) => sql.lit(s)));
@@ -200,11 +200,13 @@ export function lockedQuery(db: Db, p: ClaimValues) {
  * Whether anything is due to an endpoint that is not disabled and not at its cap (SQLite's cheap
  * read before it takes the write lock). Disabled endpoints are left out by a NOT EXISTS rather
  * than a join to the enabled ones: with a join the planner may drive the scan from each endpoint
- * through its index of every delivery it ever had.
+ * through its index of every delivery it ever had. Compiled once, as the claim's other statements
+ * on SQLite are (the endpoints at their cap are one JSON value).
  */
-function dueQuery(db: Db, p: ClaimValues) {
-  let query = db
+const dueStatement = prepareQuery('claim_due_read', (db: Db, p: ClaimValues) =>
+  db
     .selectFrom('webhook_deliveries as d')
+    .select('d.id')
     .where('d.status', 'in', CLAIMABLE)
     .where('d.due_at', '<=', p.now)
     .where((eb) =>
@@ -217,10 +219,25 @@ function dueQuery(db: Db, p: ClaimValues) {
             .where('e.enabled', '=', 0),
         ),
       ),
-    );
-  if (p.atCap.length > 0) query = query.where('d.endpoint_id', 'not in', p.atCap);
-  return query;
-}
+    )
+    .where(sql<boolean>`d.endpoint_id not in (select value from json_each(${p.atCapJson}))`)
+    .limit(1),
+);
+
+/** SQLite's claim: the UPDATE of the chosen rows, returning their ids; the same text for every claim. */
+const sqliteClaimStatement = prepareQuery('claim_due_deliveries_sqlite', (db: Db, p: ClaimValues) =>
+  claimUpdate(db, p, chosenQuery(db, p)).returning(['id']),
+);
+
+/** What sending the claimed deliveries needs (SQLite), by their ids as one JSON array. */
+const claimedRowsStatement = prepareQuery('claimed_rows', (db: Db, p: { ids: string }) =>
+  db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .innerJoin('events as ev', 'ev.id', 'd.event_id')
+    .select(CLAIM_COLUMNS)
+    .where(sql<boolean>`d.id in (select value from json_each(${p.ids}))`),
+);
 
 /** The chosen ids as a query of their own (SQLite: the ranking itself, as a derived table). */
 function chosenQuery(db: Db, p: ClaimValues) {
@@ -276,7 +293,7 @@ export function claimValuesOf(claim: ClaimRequest): ClaimValues {
     allowanceIds: [...allowances.keys()],
     allowanceCounts: [...allowances.values()],
     allowanceJson: JSON.stringify(Object.fromEntries(allowances)),
-    atCap: [...allowances].filter(([, n]) => n === 0).map(([id]) => id),
+    atCapJson: JSON.stringify([...allowances].filter(([, n]) => n === 0).map(([id]) => id)),
   };
 }
 
@@ -305,24 +322,12 @@ export async function claimDueDeliveries(db: Db, claim: ClaimRequest): Promise<C
   } else {
     // A read first where a claim locks the whole database (SQLite): an idle worker polling must
     // not take the write lock every second.
-    if (!claim.knownDue && !(await dueQuery(db, values).select('d.id').limit(1).executeTakeFirst())) return [];
+    if (!claim.knownDue && (await dueStatement.execute(db, values)).rows.length === 0) return [];
     // In a transaction although it is one statement: on SQLite it begins IMMEDIATE, so it waits
     // for the write lock (busy_timeout) rather than fail when another process wrote since it began.
-    const claimed = await db
-      .transaction()
-      .execute((trx) => claimUpdate(trx, values, chosenQuery(trx, values)).returning(['id']).execute());
-    if (claimed.length === 0) return [];
-    rows = await db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .innerJoin('events as ev', 'ev.id', 'd.event_id')
-      .select(CLAIM_COLUMNS)
-      .where(
-        'd.id',
-        'in',
-        claimed.map((c) => c.id),
-      )
-      .execute();
+    const claimed = await db.transaction().execute((trx) => sqliteClaimStatement.execute(trx, values));
+    if (claimed.rows.length === 0) return [];
+    ({ rows } = await claimedRowsStatement.execute(db, { ids: JSON.stringify(claimed.rows.map((c) => c.id)) }));
   }
   return claimedDeliveries(rows, claim.token);
 }

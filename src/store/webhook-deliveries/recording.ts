@@ -78,26 +78,6 @@ export async function recordAttempt(
   return recorded.has(deliveryId);
 }
 
-/** The UPDATE that finishes deliveries still held by their claim, returning the ids it moved. */
-function finishQuery(q: QueryCreator<Database>, status: 'succeeded' | 'failed', group: PendingRecord[], now: string) {
-  const byToken = new Map<string, string[]>();
-  for (const r of group) byToken.set(r.token, [...(byToken.get(r.token) ?? []), r.deliveryId]);
-  return q
-    .updateTable('webhook_deliveries')
-    .set({
-      status,
-      due_at: null,
-      lease_token: null,
-      updated_at: now,
-      ...(status === 'succeeded' ? { delivered_at: now } : {}),
-    })
-    .where('status', '=', 'sending')
-    .where((eb) =>
-      eb.or([...byToken].map(([token, ids]) => eb.and([eb('lease_token', '=', token), eb('id', 'in', ids)]))),
-    )
-    .returning('id');
-}
-
 function attemptRow({ deliveryId, record }: PendingRecord): Insertable<WebhookAttemptsTable> {
   const a = record.attempt;
   return {
@@ -203,11 +183,63 @@ export function checkRecordedMoves(records: readonly PendingRecord[]): void {
 }
 
 /**
+ * A batch's moves on SQLite, one UPDATE … FROM over the moves' JSON, returning the ids it moved:
+ * its text is the same for every batch, so it is compiled once and SQLite's prepared statement is
+ * reused (built per batch, with a list of ids per outcome and one UPDATE per retry, the query
+ * builder cost a drain more than SQLite's own work on these statements).
+ */
+const moveStatement = prepareQuery('record_moves', (db: Db, p: RecordingValues) =>
+  db
+    .updateTable('webhook_deliveries')
+    .from(
+      sql<{ id: string; token: string; status: string; due_at: string | null }>`(select value ->> 'id' as id,
+        value ->> 'token' as token, value ->> 'status' as status, value ->> 'due_at' as due_at
+        from json_each(${p.moves}))`.as('x'),
+    )
+    .set({
+      status: sql`x.status`,
+      due_at: sql`x.due_at`,
+      lease_token: null,
+      updated_at: p.now,
+      delivered_at: sql`case when x.status = 'succeeded' then ${p.now} else webhook_deliveries.delivered_at end`,
+    })
+    .where(
+      sql<boolean>`webhook_deliveries.id = x.id and webhook_deliveries.status = 'sending' and webhook_deliveries.lease_token = x.token`,
+    )
+    .returning('webhook_deliveries.id'),
+);
+
+/** The attempts of the deliveries a batch moved (`recorded`, a JSON array of ids), on SQLite: one INSERT … SELECT. */
+const logStatement = prepareQuery('record_attempts', (db: Db, p: { attempts: string; recorded: string }) =>
+  db
+    .insertInto('webhook_attempts')
+    .columns(ATTEMPT_COLUMNS)
+    .expression(
+      sql`select ${sql.join(ATTEMPT_COLUMNS.map((c) => sql`value ->> ${sql.lit(c)}`))} from json_each(${p.attempts})
+        where value ->> 'delivery_id' in (select value from json_each(${p.recorded}))`,
+    ),
+);
+
+const ATTEMPT_COLUMNS = [
+  'id',
+  'delivery_id',
+  'attempt',
+  'worker_id',
+  'started_at',
+  'duration_ms',
+  'status_code',
+  'outcome',
+  'error_message',
+  'response_body',
+  'response_body_truncated',
+] as const satisfies ReadonlyArray<keyof WebhookAttemptsTable>;
+
+/**
  * Records many attempts in one transaction (the worker's batch), each only if its claim still
  * holds the lease: the deliveries move on, their attempts are logged, a 410 disables its endpoint.
- * On PostgreSQL that is one statement ({@link recordInOneStatement}). Elsewhere, outcomes without
- * a date of their own (succeeded, failed) are written with one UPDATE per outcome; a retry has
- * its own due date and is one UPDATE each.
+ * On PostgreSQL that is one statement ({@link recordInOneStatement}); on SQLite one transaction of
+ * two statements whatever the batch ({@link moveStatement}, {@link logStatement}), and one more
+ * when a 410 disables endpoints.
  * @returns the ids of the deliveries recorded; the others were not ours any more and nothing of
  *   theirs is written.
  */
@@ -215,38 +247,18 @@ export async function recordAttempts(db: Db, records: PendingRecord[], now: stri
   checkRecordedMoves(records);
   if (records.length === 0) return new Set();
   if (capabilitiesOf(db).writableCtes) return recordInOneStatement(db, records, now);
+  const values = recordingValuesOf(records, now);
   return db.transaction().execute(async (trx) => {
-    const recorded = new Set<string>();
-    const moveMany = async (status: 'succeeded' | 'failed', group: PendingRecord[]) => {
-      if (group.length === 0) return;
-      const rows = await finishQuery(trx, status, group, now).execute();
-      for (const row of rows) recorded.add(row.id);
-    };
-    await moveMany(
-      'succeeded',
-      records.filter((r) => r.record.next.status === 'succeeded'),
-    );
-    await moveMany(
-      'failed',
-      records.filter((r) => r.record.next.status === 'failed'),
-    );
-    for (const { deliveryId, token, record } of records) {
-      const next = record.next;
-      if (next.status !== 'pending') continue;
-      const updated = await trx
-        .updateTable('webhook_deliveries')
-        .set({ status: 'pending', due_at: next.dueAt, lease_token: null, updated_at: now })
-        .where('id', '=', deliveryId)
-        .where('status', '=', 'sending')
-        .where('lease_token', '=', token)
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) > 0) recorded.add(deliveryId);
-    }
-    const mine = records.filter((r) => recorded.has(r.deliveryId));
-    if (mine.length === 0) return recorded;
-    await trx.insertInto('webhook_attempts').values(mine.map(attemptRow)).execute();
+    const { rows } = await moveStatement.execute(trx, values);
+    const recorded = new Set(rows.map((row) => row.id));
+    if (recorded.size === 0) return recorded;
+    await logStatement.execute(trx, { attempts: values.attempts, recorded: JSON.stringify([...recorded]) });
     const gone = [
-      ...new Set(mine.flatMap((r) => (r.record.disableEndpoint ? [r.record.disableEndpoint.endpointId] : []))),
+      ...new Set(
+        records.flatMap((r) =>
+          r.record.disableEndpoint && recorded.has(r.deliveryId) ? [r.record.disableEndpoint.endpointId] : [],
+        ),
+      ),
     ];
     if (gone.length > 0) {
       await trx
