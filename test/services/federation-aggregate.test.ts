@@ -3,11 +3,16 @@ import { before, describe, test } from 'node:test';
 import { SignedXml } from 'xml-crypto';
 import { streamProviders, type MetadataRoot } from '../../src/services/sso/saml/aggregate-entities.ts';
 import { verifyAggregate } from '../../src/services/sso/saml/aggregate.ts';
+import {
+  aggregateThreads,
+  INLINE_MAX_BYTES,
+  verifyAggregateInThread,
+} from '../../src/services/sso/saml/aggregate-thread.ts';
 import { generateSamlKeyPair } from '../../src/services/sso/saml/sp-keys.ts';
 import { providersOf } from '../../src/services/sso/saml/idp-metadata.ts';
 import { parseXmlStrictly, XmlRefused } from '../../src/services/sso/saml/xml.ts';
 import { withStrongAlgorithms } from '../../src/services/sso/saml/xmldsig-algorithms.ts';
-import { federationKey, idpEntity, type FederationKey } from '../support/federation.ts';
+import { federationKey, idpEntity, signedAggregate, type FederationKey } from '../support/federation.ts';
 
 /**
  * The streaming reader of a verified aggregate (aggregate-entities.ts): the entities it reads must be
@@ -230,5 +235,30 @@ describe('the entities of a federation aggregate, read as a stream', () => {
         3600,
       ],
     );
+  });
+
+  test('a small aggregate is verified on the calling thread, a large one in a thread, with the same outcome', async () => {
+    const aggregate = (n: number) =>
+      signedAggregate(
+        Array.from({ length: n }, (_, i) => entity(i)),
+        key,
+        { validUntil: new Date(NOW.getTime() + 86_400_000) },
+      );
+    const input = { signingCertificate: key.certificatePem, now: NOW, maxBytes: 1e7 };
+    const small = aggregate(3);
+    const large = aggregate(40);
+    assert.ok(Buffer.byteLength(small) <= INLINE_MAX_BYTES && Buffer.byteLength(large) > INLINE_MAX_BYTES);
+    const started = aggregateThreads.started;
+    const inline = await verifyAggregateInThread(small, input);
+    assert.equal(aggregateThreads.started, started, 'no thread for a small aggregate');
+    assert.deepEqual(inline, verifyAggregate(small, input));
+    assert.ok(inline.ok && inline.providers.length === 3, JSON.stringify(inline));
+    const threaded = await verifyAggregateInThread(large, input);
+    assert.equal(aggregateThreads.started, started + 1, 'a thread for a large one');
+    assert.deepEqual(threaded, verifyAggregate(large, input));
+    assert.ok(threaded.ok && threaded.providers.length === 40);
+    // The small one in a thread too when told: the same outcome either way.
+    assert.deepEqual(await verifyAggregateInThread(small, input, 0), inline);
+    assert.equal(aggregateThreads.started, started + 2);
   });
 });
