@@ -66,8 +66,8 @@ module.exports = {
     {
       name: 'nothing-imports-jobs',
       severity: 'error',
-      comment: 'Only the composition root (src/main.ts) builds and starts the periodic jobs.',
-      from: { pathNot: '^src/(main\\.ts$|jobs/)' },
+      comment: 'Only the composition root (src/serve.ts) builds and starts the periodic jobs.',
+      from: { pathNot: '^src/(serve\\.ts$|jobs/)' },
       to: { path: '^src/jobs/' },
     },
     {

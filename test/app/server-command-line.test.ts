@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,8 +26,8 @@ describe('the service command line', () => {
   /** A database path that must stay untouched: the flags that answer and exit open nothing. */
   const UNTOUCHED = join(dir, 'never', 'created.sqlite');
 
-  function server(args: string[]) {
-    return spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+  function server(args: string[], nodeFlags: string[] = []) {
+    return spawnSync(process.execPath, [...nodeFlags, '--import', 'tsx', 'src/main.ts', ...args], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 60_000,
@@ -55,6 +55,32 @@ describe('the service command line', () => {
       assert.equal(res.status, 0, res.stderr);
       assert.equal(res.stdout, `${VERSION}\n`);
     }
+  });
+
+  test('--help, --version and a bad flag answer without loading the service (src/serve.ts)', () => {
+    // A preload that says, as the process exits, whether Fastify (a CommonJS package the service
+    // loads, so it shows in require.cache) was loaded.
+    const probe = join(dir, 'loaded-fastify.cjs');
+    writeFileSync(
+      probe,
+      "process.on('exit', () => process.stderr.write('fastify loaded: ' + " +
+        "Object.keys(require.cache).some((k) => k.includes('/node_modules/fastify/')) + '\\n'));\n",
+    );
+    for (const args of [['--help'], ['--version'], ['--prot', '1']]) {
+      const res = server(args, ['--require', probe]);
+      assert.match(res.stderr, /fastify loaded: false$/m, `${args.join(' ')}: ${res.stderr}`);
+    }
+    // And it does see the service when it is loaded.
+    const running = spawnSync(
+      process.execPath,
+      ['--require', probe, '--import', 'tsx', '-e', "import('./src/serve.ts')"],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    assert.match(running.stderr, /fastify loaded: true$/m, running.stderr);
   });
 
   test('an unknown flag or an argument is an error naming it, exit 2', () => {
