@@ -22,7 +22,14 @@ function runSuite(body: string, budgetS: number, env: Record<string, string> = {
     return spawnSync(process.execPath, ['--import', 'tsx', file], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, MATRICULA_TEST_WATCHDOG_S: String(budgetS), NODE_V8_COVERAGE: '', ...env },
+      // The run's own CPU log is not this suite's: a child writes one only when the test says where.
+      env: {
+        ...process.env,
+        MATRICULA_TEST_WATCHDOG_S: String(budgetS),
+        NODE_V8_COVERAGE: '',
+        MATRICULA_TEST_CPU_LOG: '',
+        ...env,
+      },
       timeout: 60_000,
     });
   } finally {
