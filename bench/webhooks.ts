@@ -3,7 +3,8 @@
  *
  *   node --import tsx bench/webhooks.ts [--events 3000] [--producers 4] [--rate 100] [--paced 1000]
  *     [--slow-ms 2000] [--slow-queued 300] [--fair 200] [--black-holes 4] [--black-hole-queued 150]
- *     [--black-hole-events 1000] [--kills 10] [--database sqlite,postgres] [--cpu-prof DIR] [--json]
+ *     [--black-hole-events 1000] [--kills 10] [--database sqlite,postgres] [--cpu-prof DIR]
+ *     [--claim-ahead N] [--json]
  *
  * Each phase uses the real outbox (events recorded in a transaction), the real delivery worker,
  * signing, and undici to bare node:http receivers on loopback that parse the body:
@@ -29,7 +30,10 @@
  *   the drain floor (bench/drain-floor.ts) on a second backlog of the same size: what no design of
  *   durable, signed, at-least-once delivery can skip (a lease before the send, the event read, two
  *   signatures, the POST, the delivery and its attempt recorded), batched, with none of the
- *   worker's policy; `drain_vs_floor` is the worker's drain over it;
+ *   worker's policy; `drain_vs_floor` is the worker's drain over it. Both send at most 16 at once;
+ *   `drain_mean_in_flight` and `drain_floor_mean_in_flight` are how many they kept in flight on
+ *   average (a drain well below the other's waits on its refill, not the CPU). `--claim-ahead N`
+ *   runs the worker's drain with N claimed ahead per endpoint instead of its default;
  * - paced: `--paced` events at `--rate` per second: commit→receipt latency when not backlogged;
  * - fairness: `--fair` events of organization Y at 50/s to a fast endpoint, alone, then again
  *   right after organization X queued `--slow-queued` events for an endpoint that answers in
@@ -54,6 +58,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -99,6 +104,7 @@ const { values } = parseArgs({
     kills: { type: 'string', default: '10' },
     database: { type: 'string', default: 'sqlite,postgres' },
     phases: { type: 'string', default: 'baseline,producers,burst,drain,paced,fairness,black-holes,recovery' },
+    'claim-ahead': { type: 'string' },
     'cpu-prof': { type: 'string' },
     json: { type: 'boolean', default: false },
   },
@@ -114,6 +120,8 @@ const BLACK_HOLES = Number(values['black-holes']);
 const BLACK_HOLE_QUEUED = Number(values['black-hole-queued']);
 const BLACK_HOLE_EVENTS = Number(values['black-hole-events']);
 const KILLS = Number(values.kills);
+/** `--claim-ahead N`: the drain's worker claims N ahead per endpoint instead of its default. */
+const CLAIM_AHEAD = values['claim-ahead'] === undefined ? undefined : Number(values['claim-ahead']);
 const PHASES = new Set(values.phases.split(',').map((p) => p.trim()));
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 const CPU_PROF_DIR = values['cpu-prof'];
@@ -450,6 +458,41 @@ async function profiled<T>(name: string, work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The POSTs under way in this process, sampled as each one starts (undici's diagnostics channels:
+ * a request counts from its creation to its answer's headers, or its error): the mean is how full
+ * a sender keeps its pipeline. Both drains send at most 16 at once to the one endpoint, so a drain
+ * well below 16 is waiting on its own refill, not on the CPU.
+ */
+function inFlightGauge() {
+  let open = 0;
+  let sum = 0;
+  let starts = 0;
+  const started = () => {
+    open++;
+    sum += open;
+    starts++;
+  };
+  const ended = () => void open--;
+  subscribe('undici:request:create', started);
+  subscribe('undici:request:headers', ended);
+  subscribe('undici:request:error', ended);
+  return {
+    /** The mean since the last call (or since the gauge was made), then starts over. */
+    take(): number {
+      const mean = starts === 0 ? 0 : Math.round((sum / starts) * 10) / 10;
+      sum = 0;
+      starts = 0;
+      return mean;
+    },
+    close() {
+      unsubscribe('undici:request:create', started);
+      unsubscribe('undici:request:headers', ended);
+      unsubscribe('undici:request:error', ended);
+    },
+  };
+}
+
 /** A backlog of `EVENTS` committed before the worker starts: how fast the worker alone drains it. */
 async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
   deliveriesPerSecond: number;
@@ -457,7 +500,14 @@ async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
   cpuMicrosPerDelivery: number;
   statementsPerEvent: number;
   statementsPerDelivery: number;
-  floor: { deliveriesPerSecond: number; received: number; unrecorded: number; cpuMicrosPerDelivery: number };
+  meanInFlight: number;
+  floor: {
+    deliveriesPerSecond: number;
+    received: number;
+    unrecorded: number;
+    cpuMicrosPerDelivery: number;
+    meanInFlight: number;
+  };
 }> {
   const bench = await openBenchStore(dialect);
   const { store } = bench;
@@ -483,7 +533,14 @@ async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
       }),
     ),
   );
-  worker = new DeliveryWorker({ store, clock: systemClock, config, wakeups: services.wakeups });
+  worker = new DeliveryWorker({
+    store,
+    clock: systemClock,
+    config,
+    wakeups: services.wakeups,
+    ...(CLAIM_AHEAD === undefined ? {} : { claimAheadPerEndpoint: CLAIM_AHEAD }),
+  });
+  const inFlight = inFlightGauge();
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   const workerStatements = await statements.during(() =>
@@ -493,6 +550,7 @@ async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
     }),
   );
   const cpu = process.cpuUsage(cpuBefore);
+  const meanInFlight = inFlight.take();
   const lastReceipt = Math.max(...ids.map((id) => receiver.receivedAt.get(id) ?? 0));
   const received = ids.filter((id) => receiver.receivedAt.has(id)).length;
   await worker.stop();
@@ -506,6 +564,8 @@ async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
     drainFloor(dialect === 'sqlite' ? { sqlitePath: bench.url.slice('sqlite:'.length) } : { pgUrl: bench.url }, EVENTS),
   );
   const floorCpuUsed = process.cpuUsage(floorCpu);
+  const floorMeanInFlight = inFlight.take();
+  inFlight.close();
   const floorReceived = floorIds.filter((id) => receiver.receivedAt.has(id)).length;
   const floorLastReceipt = Math.max(...floorIds.map((id) => receiver.receivedAt.get(id) ?? 0));
   // Every delivery of both backlogs recorded as succeeded: the floor's recording did its work.
@@ -522,11 +582,13 @@ async function drain(dialect: 'sqlite' | 'postgres'): Promise<{
     cpuMicrosPerDelivery: Math.round((cpu.user + cpu.system) / ids.length),
     statementsPerEvent: Math.round((producerStatements.length / ids.length) * 100) / 100,
     statementsPerDelivery: Math.round((workerStatements.length / ids.length) * 100) / 100,
+    meanInFlight,
     floor: {
       deliveriesPerSecond: Math.round(floorIds.length / ((floorLastReceipt - floorStarted) / 1000)),
       received: floorReceived,
       unrecorded: Number(unrecorded.n),
       cpuMicrosPerDelivery: Math.round((floorCpuUsed.user + floorCpuUsed.system) / floor.recorded),
+      meanInFlight: floorMeanInFlight,
     },
   };
 }
@@ -781,21 +843,24 @@ async function main(): Promise<void> {
       log(
         `${dialect} drain: ${d.deliveriesPerSecond} deliveries/s from a backlog of ${EVENTS} (${d.received}/${EVENTS}), ` +
           `${d.cpuMicrosPerDelivery} µs of this process's CPU per delivery (the receiver's included); ` +
-          `${d.statementsPerEvent} statements per event enqueued, ${d.statementsPerDelivery} per delivery drained`,
+          `${d.statementsPerEvent} statements per event enqueued, ${d.statementsPerDelivery} per delivery drained; ` +
+          `${d.meanInFlight} POSTs in flight on average`,
       );
       out.drain_statements_per_event = d.statementsPerEvent;
       out.drain_statements_per_delivery = d.statementsPerDelivery;
       out.drain_deliveries_per_s = d.deliveriesPerSecond;
       out.drain_vs_bare_undici = vsBare(d.deliveriesPerSecond);
       out.drain_cpu_us_per_delivery = d.cpuMicrosPerDelivery;
+      out.drain_mean_in_flight = d.meanInFlight;
       log(
         `${dialect} drain floor: ${d.floor.deliveriesPerSecond} deliveries/s (${d.floor.received}/${EVENTS} received, ` +
           `${d.floor.unrecorded} deliveries of either drain not recorded as succeeded), ` +
-          `${d.floor.cpuMicrosPerDelivery} µs of CPU per delivery; the worker's drain at ` +
+          `${d.floor.cpuMicrosPerDelivery} µs of CPU per delivery, ${d.floor.meanInFlight} POSTs in flight on average; the worker's drain at ` +
           `${round2(d.deliveriesPerSecond / d.floor.deliveriesPerSecond)} of it`,
       );
       out.drain_floor_deliveries_per_s = d.floor.deliveriesPerSecond;
       out.drain_floor_cpu_us_per_delivery = d.floor.cpuMicrosPerDelivery;
+      out.drain_floor_mean_in_flight = d.floor.meanInFlight;
       out.drain_floor_vs_bare_undici = vsBare(d.floor.deliveriesPerSecond);
       out.drain_vs_floor = round2(d.deliveriesPerSecond / d.floor.deliveriesPerSecond);
     }
