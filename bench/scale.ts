@@ -35,8 +35,13 @@
  * idle p99, at the largest size), and `worst_ratio_beyond_spread` and
  * `worst_filtered_ratio_beyond_spread`: the same two over the figures that grew beyond the spread
  * of their own samples (every pass or round at the larger size slower than every one at the
- * smaller; the table's last column). PostgreSQL uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a
- * schema of its own, dropped after). Figures are printed, never asserted.
+ * smaller; the table's last column). A page of a rare filter holds more rows at the larger size
+ * (5 cancelled sessions of the tenant's 100 at 1k, a page of 20 at 1M): each filtered list's rows
+ * are counted (`list_*_rows`) and, where the larger size returned more, read again asking for the
+ * smaller size's count (one for an empty page): `list_*_same_rows_p50_ms`, and their worst ratio
+ * `worst_filtered_same_rows_ratio`, growth with the rows written held equal. PostgreSQL uses
+ * BENCH_DATABASE_URL or TEST_DATABASE_URL (a schema of its own, dropped after). Figures are
+ * printed, never asserted.
  */
 import { createServer } from 'node:http';
 import { once } from 'node:events';
@@ -79,7 +84,15 @@ type Figures = Record<string, number>;
 type Spreads = Record<string, [number, number]>;
 const spreadOf = (samples: number[]): [number, number] => [Math.min(...samples), Math.max(...samples)];
 
-async function measure(dialect: BenchDialect, size: number): Promise<{ figures: Figures; spreads: Spreads }> {
+/**
+ * `smallest`: the figures of the smallest size, measured first; with them each filtered list is
+ * read again asking for as many rows as it returned there (see `_same_rows` below).
+ */
+async function measure(
+  dialect: BenchDialect,
+  size: number,
+  smallest?: Figures,
+): Promise<{ figures: Figures; spreads: Spreads }> {
   const database = await benchDatabase(dialect);
   const figures: Figures = {};
   const spreads: Spreads = {};
@@ -211,6 +224,33 @@ async function measure(dialect: BenchDialect, size: number): Promise<{ figures: 
       figures[`${name}_p50_ms`] = median(runs.map((r) => r.p50));
       spreads[`${name}_p50_ms`] = spreadOf(runs.map((r) => r.p50));
       figures[`${name}_p99_ms`] = median(runs.map((r) => r.p99));
+    }
+    // A page of a rare filter holds more rows at the larger size (5 of the tenant's 100 sessions
+    // are cancelled at 1k: a page of 5, then of 20), and writing a row costs as much at any size.
+    // Each filtered list's rows are counted (`_rows`), and at a larger size it is read again for
+    // as many rows as the smallest size's page held (`limit`, one for an empty page):
+    // `_same_rows_p50_ms`, the same work at both sizes, whose ratio is growth alone (at the
+    // smallest size, the figure itself).
+    for (const [name, path] of gets.filter(([name]) => filtered(`${name}_p50_ms`))) {
+      const page = await fetch(`${origin}${path}`, { headers });
+      figures[`${name}_rows`] = ((await page.json()) as { data: unknown[] }).data.length;
+      const rows = smallest?.[`${name}_rows`];
+      const sameRows = `${name}_same_rows_p50_ms`;
+      if (rows === undefined || rows >= figures[`${name}_rows`]) {
+        figures[sameRows] = figures[`${name}_p50_ms`];
+        spreads[sameRows] = spreads[`${name}_p50_ms`];
+        continue;
+      }
+      // An empty page at the smallest size: one row here (a page holds at least one).
+      const limited = `${path}${path.includes('?') ? '&' : '?'}limit=${Math.max(1, rows)}`;
+      const p50s: number[] = [];
+      for (let pass = 0; pass < REQUEST_ROUNDS; pass++) {
+        const r = await load(sameRows, server, REQUESTS, 4, () => ({ method: 'GET', path: limited }), headers);
+        if (r.errors > 0) throw new Error(`${sameRows}: ${r.firstError}`);
+        p50s.push(r.p50);
+      }
+      figures[sameRows] = median(p50s);
+      spreads[sameRows] = spreadOf(p50s);
     }
 
     // Periodic jobs: the due work's run, then runs with nothing due; the API's p99 meanwhile.
@@ -377,8 +417,10 @@ function beyondSpread(small?: [number, number], large?: [number, number]): boole
 }
 const filtered = (name: string) => {
   const what = /^list_(?:sessions|events|deliveries)_(.+)_p(?:50|99)_ms$/.exec(name)?.[1];
-  return what !== undefined && what !== 'first' && what !== 'deep';
+  return what !== undefined && what !== 'first' && what !== 'deep' && !what.endsWith('_same_rows');
 };
+/** A filtered list read for as many rows at every size (`measure`): worst_filtered_same_rows_ratio. */
+const sameRows = (name: string) => name.endsWith('_same_rows_p50_ms');
 
 async function main(): Promise<void> {
   const load1 = loadavg()
@@ -390,12 +432,13 @@ async function main(): Promise<void> {
   // The same over the figures whose samples at the two sizes do not overlap (see `beyondSpread`).
   const worstBeyond = { ratio: 0, name: '' };
   const worstFilteredBeyond = { ratio: 0, name: '' };
+  const worstSameRows = { ratio: 0, name: '' };
   let p99Ratio = 0;
   for (const dialect of dialects) {
     const measured: Array<{ figures: Figures; spreads: Spreads }> = [];
     for (const size of SIZES) {
       console.error(`${dialect}: ${size} sessions…`);
-      measured.push(await measure(dialect, size));
+      measured.push(await measure(dialect, size, measured[0]?.figures));
     }
     const bySize = measured.map((m) => m.figures);
     const small = measured[0];
@@ -411,6 +454,10 @@ async function main(): Promise<void> {
           `${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'} | ${beyond === undefined ? '' : beyond ? 'yes' : 'no'} |`,
       );
       if (!counted(name) || !Number.isFinite(ratio)) continue;
+      if (sameRows(name)) {
+        if (ratio > worstSameRows.ratio) Object.assign(worstSameRows, { ratio, name: `${dialect} ${name}` });
+        continue;
+      }
       const slots = filtered(name) ? [worstFiltered, worstFilteredBeyond] : [worst, worstBeyond];
       for (const slot of beyond ? slots : slots.slice(0, 1))
         if (ratio > slot.ratio) Object.assign(slot, { ratio, name: `${dialect} ${name}` });
@@ -422,7 +469,8 @@ async function main(): Promise<void> {
     `\nworst ratio ${worst.ratio.toFixed(2)} (${worst.name}); filtered lists ${worstFiltered.ratio.toFixed(2)} ` +
       `(${worstFiltered.name}); API p99 during jobs / idle ${p99Ratio.toFixed(2)}` +
       `\nbeyond the spread of their samples: worst ratio ${worstBeyond.ratio.toFixed(2)} (${worstBeyond.name || 'none'}); ` +
-      `filtered lists ${worstFilteredBeyond.ratio.toFixed(2)} (${worstFilteredBeyond.name || 'none'})`,
+      `filtered lists ${worstFilteredBeyond.ratio.toFixed(2)} (${worstFilteredBeyond.name || 'none'})` +
+      `\nfiltered lists for as many rows at both sizes: ${worstSameRows.ratio.toFixed(2)} (${worstSameRows.name || 'none'})`,
   );
   if (values.json)
     console.log(
@@ -436,6 +484,8 @@ async function main(): Promise<void> {
         worst_beyond_spread_figure: worstBeyond.name,
         worst_filtered_ratio_beyond_spread: worstFilteredBeyond.ratio,
         worst_filtered_beyond_spread_figure: worstFilteredBeyond.name,
+        worst_filtered_same_rows_ratio: worstSameRows.ratio,
+        worst_filtered_same_rows_figure: worstSameRows.name,
         api_p99_during_jobs_ratio: p99Ratio,
       }),
     );
