@@ -233,6 +233,7 @@ async function measure(
     // smallest size, the figure itself).
     for (const [name, path] of gets.filter(([name]) => filtered(`${name}_p50_ms`))) {
       const page = await fetch(`${origin}${path}`, { headers });
+      if (!page.ok) throw new Error(`${name}: ${page.status} ${await page.text()}`);
       figures[`${name}_rows`] = ((await page.json()) as { data: unknown[] }).data.length;
       const rows = smallest?.[`${name}_rows`];
       const sameRows = `${name}_same_rows_p50_ms`;

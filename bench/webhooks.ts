@@ -122,6 +122,8 @@ const BLACK_HOLE_EVENTS = Number(values['black-hole-events']);
 const KILLS = Number(values.kills);
 /** `--claim-ahead N`: the drain's worker claims N ahead per endpoint instead of its default. */
 const CLAIM_AHEAD = values['claim-ahead'] === undefined ? undefined : Number(values['claim-ahead']);
+if (CLAIM_AHEAD !== undefined && !(Number.isInteger(CLAIM_AHEAD) && CLAIM_AHEAD >= 0))
+  throw new Error(`--claim-ahead takes a whole number of deliveries, 0 or more, not ${values['claim-ahead']}`);
 const PHASES = new Set(values.phases.split(',').map((p) => p.trim()));
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 const CPU_PROF_DIR = values['cpu-prof'];
