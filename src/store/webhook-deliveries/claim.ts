@@ -121,9 +121,16 @@ function chosenIds(p: ClaimValues, strategy: ClaimStrategy) {
   const allowance = postgres
     ? sql`coalesce((select a.n from unnest(${p.allowanceIds}::text[], ${p.allowanceCounts}::int[]) as a(id, n) where a.id = h.endpoint_id), ${p.perEndpoint})`
     : sql`coalesce((select a.value from json_each(${p.allowanceJson}) as a where a.key = h.endpoint_id), ${p.perEndpoint})`;
+  // PostgreSQL reads each endpoint's due deliveries with no test of their status: a delivery has a
+  // due_at exactly while it is pending or sending (DELIVERY_TRANSITIONS, and listDeliveries reads
+  // by the same rule), so the test removed nothing, and the locked query tests it again. With it,
+  // the planner (whose statistics count most deliveries as finished) expected about one due row
+  // per endpoint and read an endpoint's whole backlog through a bitmap scan to sort it, on every
+  // claim (4 ms at 16,000 due), instead of walking the index to the first `heads`.
+  const claimable = postgres ? sql`` : sql`and q.status in (${claimableList})`;
   const firstDue = (columns: RawBuilder<unknown>) =>
     sql`select ${columns} from webhook_deliveries as q
-      where q.endpoint_id = r.endpoint_id and q.due_at is not null and q.due_at <= ${p.now} and q.status in (${claimableList})
+      where q.endpoint_id = r.endpoint_id and q.due_at is not null and q.due_at <= ${p.now} ${claimable}
       order by q.due_at limit ${p.heads}`;
   const candidates = postgres
     ? sql`select c.id, c.due_at, r.endpoint_id, r.org_id, r.allowance from ready as r
@@ -190,7 +197,10 @@ export function lockedQuery(db: Db, p: ClaimValues) {
       // drive it from the due rows instead, and compare every one with every chosen id.
       .where(sql<boolean>`id = any(array(${chosenIds(p, 'update-returning-join')}))`)
       .where('status', 'in', CLAIMABLE)
-      .where('due_at', '<=', p.now)
+      // Tested as `is true`, which is no index condition: written as a plain comparison, it let the
+      // planner, whose statistics said little was due, read the partial index of due deliveries
+      // and test every due row against the chosen ids, on every claim (5 ms at 20,000 due).
+      .where(sql<boolean>`(due_at <= ${p.now}) is true`)
       .forUpdate()
       .skipLocked()
   );
