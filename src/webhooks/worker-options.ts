@@ -79,8 +79,11 @@ export interface RunSummary {
   lost: number;
 }
 
+/** What became of one claimed delivery: its attempt's outcome, or `returned`, given back unsent as the worker stopped. */
+export type DeliveryOutcome = Outcome | 'returned';
+
 /** The summary of a step that claimed `claimed` deliveries and ended with `outcomes`. */
-export function runSummary(claimed: number, outcomes: readonly Outcome[]): RunSummary {
+export function runSummary(claimed: number, outcomes: readonly DeliveryOutcome[]): RunSummary {
   const count = (o: Outcome) => outcomes.filter((x) => x === o).length;
   return {
     claimed,

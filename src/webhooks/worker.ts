@@ -4,13 +4,18 @@ import type { Dispatcher } from 'undici';
 import { BoundedCache } from '../domain/bounded-cache.ts';
 import { ClaimPlanner, claimPolicy, type ClaimResult, type ClaimTicket } from '../domain/claim-plan.ts';
 import { noMetrics } from '../domain/metrics.ts';
-import { claimDueDeliveries, type ClaimedDelivery, type ClaimRequest } from '../store/webhook-deliveries/claim.ts';
+import {
+  claimDueDeliveries,
+  giveBackUnsent,
+  type ClaimedDelivery,
+  type ClaimRequest,
+} from '../store/webhook-deliveries/claim.ts';
 import { refillStrategyOf } from '../store/webhook-deliveries/record-and-claim.ts';
 import type { PendingRecord } from '../store/webhook-deliveries/recording.ts';
 import { AttemptRecorder, type ClaimWithRecording } from './attempt-recorder.ts';
 import { EndpointSends } from './endpoint-sends.ts';
 import { TakenSlots } from './taken-slots.ts';
-import { attemptDelivery, type AttemptContext, type Outcome } from './attempt.ts';
+import { attemptDelivery, type AttemptContext } from './attempt.ts';
 import { LeaseKeeper } from './leases.ts';
 import { endpointSignalOf } from './sender.ts';
 import { createGuardedDispatcher } from '../outbound/ssrf.ts';
@@ -24,6 +29,7 @@ import {
   DEFAULT_POLL_INTERVAL_MS,
   URL_CHECKS_REMEMBERED,
   runSummary,
+  type DeliveryOutcome,
   type DeliveryWorkerOptions,
   type RunSummary,
   type WorkerLog,
@@ -74,7 +80,10 @@ export class DeliveryWorker {
   /** What each attempt sends with, records through and reports to (attempt.ts). */
   readonly #attempts: AttemptContext;
   #unsubscribe: (() => void) | undefined;
-  readonly #inFlight = new Set<Promise<Outcome>>();
+  readonly #inFlight = new Set<Promise<DeliveryOutcome>>();
+  /** Deliveries told not to go as the worker stops, to be given back together ({@link #giveBack}). */
+  readonly #unsent: ClaimedDelivery[] = [];
+  #givingBack: Promise<void> | undefined;
   #loop: Promise<void> | undefined;
   /** Claims failed in a row (the database unreachable): the backoff, and one log line per outage. */
   #claimFailures = 0;
@@ -157,7 +166,7 @@ export class DeliveryWorker {
     if (this.#state === 'running' || this.#state === 'stopping')
       throw new Error('runOnce() is for a worker that is not started');
     const claimed: ClaimedDelivery[] = [];
-    const sends: Promise<Outcome>[] = [];
+    const sends: Promise<DeliveryOutcome>[] = [];
     // Claim again after a full batch (the plan held it short of the reserve: more may be due to
     // endpoints with little in flight), or one in which an endpoint reached its cap.
     for (let more = true; more && claimed.length < limit;) {
@@ -205,11 +214,16 @@ export class DeliveryWorker {
     return true;
   }
 
-  /** Stops claiming and waits for the sends in flight to finish and be recorded. */
+  /**
+   * Stops claiming and waits for the sends in flight to finish and be recorded. Deliveries claimed
+   * ahead and not sent yet are given back, due at once, for another worker (or this one's
+   * successor): a stop waits for one round of sends, not for those queued behind them.
+   */
   async stop(): Promise<void> {
     if (this.#state === 'stopped') return;
     const wasRunning = this.#state === 'running';
     this.#state = 'stopping';
+    this.#sends.close();
     this.#unsubscribe?.();
     this.#signal.notify();
     await this.#listener?.close();
@@ -278,7 +292,7 @@ export class DeliveryWorker {
     }
   }
 
-  #track(send: Promise<Outcome>): void {
+  #track(send: Promise<DeliveryOutcome>): void {
     this.#inFlight.add(send);
     void send.finally(() => this.#inFlight.delete(send));
   }
@@ -376,12 +390,18 @@ export class DeliveryWorker {
     if (this.#planner.release(delivery.endpoint.id, this.#state === 'running')) this.#signal.notify();
   }
 
-  /** Sends one claimed delivery and records the attempt. Never rejects. */
-  async #deliver(delivery: ClaimedDelivery): Promise<Outcome> {
-    let outcome: Outcome;
+  /**
+   * Sends one claimed delivery and records the attempt, or gives it back unsent when the worker
+   * stops before a send of its endpoint is free. Never rejects.
+   */
+  async #deliver(delivery: ClaimedDelivery): Promise<DeliveryOutcome> {
+    let outcome: DeliveryOutcome;
     try {
-      await this.#sends.start(delivery);
-      outcome = await attemptDelivery(delivery, this.#attempts);
+      const turn = this.#sends.start(delivery);
+      outcome =
+        turn === undefined || (await turn)
+          ? await attemptDelivery(delivery, this.#attempts)
+          : await this.#giveBack(delivery);
     } catch (err) {
       // Recording failed (database trouble): the lease runs out and another attempt follows.
       this.#log.error({ err, deliveryId: delivery.id }, 'webhook delivery could not be recorded');
@@ -390,7 +410,31 @@ export class DeliveryWorker {
       this.#sends.end(delivery);
       this.#release(delivery);
     }
-    (this.#options.metrics ?? noMetrics).webhookDelivery({ result: outcome });
+    // A delivery given back made no attempt.
+    if (outcome !== 'returned') (this.#options.metrics ?? noMetrics).webhookDelivery({ result: outcome });
     return outcome;
+  }
+
+  /**
+   * Gives `delivery` back unsent (store giveBackUnsent), with every other given back in the same
+   * turn of the event loop: one statement for all that were waiting when the worker stopped. If
+   * the database fails, their leases run out and they are claimed again then.
+   */
+  async #giveBack(delivery: ClaimedDelivery): Promise<'returned'> {
+    this.#unsent.push(delivery);
+    this.#givingBack ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      const batch = this.#unsent.splice(0);
+      this.#givingBack = undefined;
+      try {
+        await giveBackUnsent(this.#options.store.db, batch, this.#options.clock.now().toISOString());
+      } catch (err) {
+        this.#log.warn(
+          { err, deliveries: batch.length },
+          'giving back unsent webhook deliveries failed; their leases will run out',
+        );
+      }
+    });
+    await this.#givingBack;
+    return 'returned';
   }
 }

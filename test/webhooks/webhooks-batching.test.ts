@@ -426,7 +426,7 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     });
   const statusesOf = async (endpointId: string) => (await rows(endpointId)).map((r) => r.status);
 
-  test("an answering endpoint's next deliveries are claimed ahead: each goes as a send ends, no claim between; a stop sends them", async () => {
+  test("an answering endpoint's next deliveries are claimed ahead: each goes as a send ends, no claim between; a stop gives them back", async () => {
     const gates = heldResponses(8);
     receiver.respondWith(...gates.map((g) => ({ status: 200, after: g.promise })));
     const endpoint = await createEndpoint(h, tenant, receiver.url);
@@ -451,16 +451,37 @@ forEachDialect('webhook delivery in batches', (dialect) => {
     await w.settled();
     assert.equal(counts.claims, claims);
     assert.equal(receiver.requests.length, 4, 'two sends at once');
-    // Stopping, it still sends the one it claimed ahead (as a send in flight, it is leased and
-    // counted as an attempt), and claims nothing more.
+    // Stopping, it claims nothing more, and gives back the one it claimed ahead without sending
+    // it: due at once, unleased, its attempt not counted. The two in flight are answered and recorded.
     const stopping = w.stop();
     for (const g of gates) g.resolve();
     await stopping;
-    assert.equal(receiver.requests.length, 5);
-    assert.deepEqual((await statusesOf(endpoint.id)).sort(), [
-      ...Array(3).fill('pending'),
-      ...Array(5).fill('succeeded'),
-    ]);
+    assert.equal(receiver.requests.length, 4);
+    const after = await rows(endpoint.id);
+    assert.deepEqual(after.map((r) => r.status).sort(), [...Array(4).fill('pending'), ...Array(4).fill('succeeded')]);
+    const givenBack = await h.store.db
+      .selectFrom('webhook_deliveries')
+      .select(['attempt_count', 'lease_token', 'due_at'])
+      .where('endpoint_id', '=', endpoint.id)
+      .where('status', '=', 'pending')
+      .where('attempt_count', '>', 0)
+      .execute();
+    assert.deepEqual(givenBack, [], 'no pending delivery counts an attempt');
+    const pendingDue = after.filter((r) => r.status === 'pending').map((r) => Date.parse(r.due_at!));
+    assert.ok(
+      pendingDue.every((t) => t <= h.clock.now().getTime()),
+      'every pending delivery is due now',
+    );
+    // The next worker sends the four left, the one given back among them.
+    const { w: next } = countingWorker({ maxPerEndpoint: 2, claimAheadPerEndpoint: 2, maxInFlight: 8 });
+    await next.start();
+    await within(5_000, receiver.waitForRequests(8), 'the next worker to send the rest');
+    await next.stop();
+    assert.deepEqual(await statusesOf(endpoint.id), Array(8).fill('succeeded'));
+    assert.deepEqual(
+      (await rows(endpoint.id)).map((r) => r.attempt_count),
+      Array(8).fill(1),
+    );
   });
 
   test('a backlog to one capped endpoint is looked past once, not after every refill', async () => {
