@@ -57,7 +57,8 @@ export * from './worker-options.ts';
  * lease runs out, so nothing is lost (a delivery may arrive twice).
  *
  * States: `idle` (built, or only stepped with runOnce) → `running` (start) → `stopping` (stop:
- * no new claims, in-flight sends finish) → `stopped`.
+ * no new claims, in-flight sends finish, deliveries claimed ahead and unsent are given back) →
+ * `stopped`.
  */
 
 const silent: WorkerLog = { info: () => {}, warn: () => {}, error: () => {} };
