@@ -6,8 +6,9 @@ import { createOrganization } from '../../src/services/organizations.ts';
 import { insertNewEndpoint } from '../../src/services/webhooks.ts';
 import type { Db } from '../../src/store/db.ts';
 import { claimDueDeliveries } from '../../src/store/webhook-deliveries/claim.ts';
-import { recordAttempts, type PendingRecord } from '../../src/store/webhook-deliveries/recording.ts';
+import { recordAttempts } from '../../src/store/webhook-deliveries/recording.ts';
 import { analyzeOwnTables, createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
+import { answeredRecord } from '../support/webhooks.ts';
 
 /**
  * How the claim reaches the database: through the partial index of due deliveries by endpoint
@@ -111,25 +112,14 @@ forEachDialect('the claim of due deliveries', (dialect) => {
           case when g > 10000 then '2026-01-01T00:01:00Z' end, case when g > 10000 then 'tok' end, 1,
           '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', null
         from generate_series(1, 10016) g, webhook_endpoints e`.execute(db);
-      const records: PendingRecord[] = Array.from({ length: 16 }, (_, i) => ({
-        deliveryId: `dlv_r${10001 + i}`,
-        token: 'tok',
-        record: {
+      const records = Array.from({ length: 16 }, (_, i) =>
+        answeredRecord({
+          deliveryId: `dlv_r${10001 + i}`,
+          token: 'tok',
           id: `att_r${i}`,
-          workerId: 'test',
-          attempt: {
-            attempt: 1,
-            startedAt: '2026-01-01T00:00:01Z',
-            durationMs: 1,
-            statusCode: 200,
-            outcome: 'succeeded',
-            errorMessage: null,
-            responseBody: '',
-            responseBodyTruncated: false,
-          },
-          next: { status: 'succeeded' },
-        },
-      }));
+          startedAt: '2026-01-01T00:00:01Z',
+        }),
+      );
       // The recording as it is built, captured on its way to the database and not run there.
       let node: RootOperationNode | undefined;
       const capturing = db.withPlugin({

@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { EventData, EventOf, EventType } from '../../src/domain/events.ts';
 import { noMetrics, type DeliveryResult, type MetricsRecorder } from '../../src/domain/metrics.ts';
+import type { AttemptOutcome } from '../../src/domain/delivery-state.ts';
+import type { PendingRecord } from '../../src/store/webhook-deliveries/recording.ts';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/worker.ts';
 import type { Harness, Tenant } from './harness.ts';
 import type { RecordedRequest, WebhookReceiver } from './webhook-receiver.ts';
@@ -166,4 +168,34 @@ export async function waitUntil(
     wake?.();
     for (const [emitter, event] of on) emitter.off(event, notify);
   }
+}
+
+/** A finished first attempt to record, answered 200 and succeeded unless said otherwise. */
+export function answeredRecord(p: {
+  deliveryId: string;
+  token: string;
+  id: string;
+  startedAt: string;
+  durationMs?: number;
+  next?: AttemptOutcome;
+}): PendingRecord {
+  return {
+    deliveryId: p.deliveryId,
+    token: p.token,
+    record: {
+      id: p.id,
+      workerId: 'test',
+      attempt: {
+        attempt: 1,
+        startedAt: p.startedAt,
+        durationMs: p.durationMs ?? 1,
+        statusCode: 200,
+        outcome: 'succeeded',
+        errorMessage: null,
+        responseBody: '',
+        responseBodyTruncated: false,
+      },
+      next: p.next ?? { status: 'succeeded' },
+    },
+  };
 }
