@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from '../domain/clock.ts';
 import type { Db } from '../store/db.ts';
-import { renewLeases } from '../store/webhook-deliveries/claim.ts';
+import { giveBackUnsent, renewLeases } from '../store/webhook-deliveries/leases.ts';
 
 /**
  * The leases of one worker's deliveries in flight, kept short and renewed by a heartbeat.
@@ -31,6 +31,9 @@ export class LeaseKeeper {
   #timer: TimerHandle | undefined;
   #renewal: Promise<void> | undefined;
   #renewAgain = false;
+  /** Deliveries to give back unsent, and the giving back that takes them ({@link giveBack}). */
+  readonly #unsent: Array<{ id: string; leaseToken: string }> = [];
+  #givingBack: Promise<void> | undefined;
 
   constructor(options: { db: Db; clock: Clock; leaseMs: number; renewEveryMs?: number; log?: LeaseLog }) {
     this.#db = options.db;
@@ -93,9 +96,32 @@ export class LeaseKeeper {
     return this.#renewal;
   }
 
-  /** Resolves once the renewal under way, if any, is done: for tests stepping the clock. */
+  /**
+   * Gives `delivery` back unsent (store giveBackUnsent: pending, due now, its attempt not counted),
+   * with every other given back in the same turn of the event loop: one statement for all that
+   * waited when the worker stopped. If the database fails, their leases run out as after a crash.
+   * Its lease is still held until {@link release}.
+   */
+  giveBack(delivery: { id: string; leaseToken: string }): Promise<void> {
+    this.#unsent.push(delivery);
+    this.#givingBack ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      const batch = this.#unsent.splice(0);
+      this.#givingBack = undefined;
+      try {
+        await giveBackUnsent(this.#db, batch, this.#clock.now().toISOString());
+      } catch (err) {
+        this.#log?.warn(
+          { err, deliveries: batch.length },
+          'giving back unsent webhook deliveries failed; their leases will run out',
+        );
+      }
+    });
+    return this.#givingBack;
+  }
+
+  /** Resolves once the renewal and the giving back under way, if any, are done: for tests stepping the clock. */
   async settled(): Promise<void> {
-    while (this.#renewal) await this.#renewal;
+    while (this.#renewal || this.#givingBack) await (this.#renewal ?? this.#givingBack);
   }
 
   /** Stops the heartbeat (the worker stopped; nothing is held any more). */

@@ -4,6 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
+import { claimPolicy, type ClaimPolicy } from '../domain/claim-plan.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { MetricsRecorder } from '../domain/metrics.ts';
 import type { Store } from '../store/db.ts';
@@ -92,4 +93,19 @@ export function runSummary(claimed: number, outcomes: readonly DeliveryOutcome[]
     failed: count('failed'),
     lost: count('lost'),
   };
+}
+
+/**
+ * The claim policy of a worker built with `options`, whose refill is `refill`: the defaults above
+ * where an option is absent, and deliveries claimed ahead only where the refill rides in a
+ * recording (a round trip, on PostgreSQL).
+ */
+export function claimPolicyOf(options: DeliveryWorkerOptions, refill: RefillStrategy): ClaimPolicy {
+  return claimPolicy({
+    maxInFlight: options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
+    maxPerEndpoint: options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT,
+    maxPerTimedOutEndpoint: options.maxPerTimedOutEndpoint ?? DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT,
+    claimAhead:
+      options.claimAheadPerEndpoint ?? (refill === 'claim-with-recording' ? DEFAULT_CLAIM_AHEAD_PER_ENDPOINT : 0),
+  });
 }

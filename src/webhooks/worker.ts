@@ -2,14 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Dispatcher } from 'undici';
 import { BoundedCache } from '../domain/bounded-cache.ts';
-import { ClaimPlanner, claimPolicy, type ClaimResult, type ClaimTicket } from '../domain/claim-plan.ts';
+import { ClaimPlanner, type ClaimResult, type ClaimTicket } from '../domain/claim-plan.ts';
 import { noMetrics } from '../domain/metrics.ts';
-import {
-  claimDueDeliveries,
-  giveBackUnsent,
-  type ClaimedDelivery,
-  type ClaimRequest,
-} from '../store/webhook-deliveries/claim.ts';
+import { claimDueDeliveries, type ClaimedDelivery, type ClaimRequest } from '../store/webhook-deliveries/claim.ts';
 import { refillStrategyOf } from '../store/webhook-deliveries/record-and-claim.ts';
 import type { PendingRecord } from '../store/webhook-deliveries/recording.ts';
 import { AttemptRecorder, type ClaimWithRecording } from './attempt-recorder.ts';
@@ -22,12 +17,11 @@ import { createGuardedDispatcher } from '../outbound/ssrf.ts';
 import { listenForDeliveries, WakeSignal, type Listener } from './wake.ts';
 import {
   CLAIM_BACKOFF_MAX_MS,
-  DEFAULT_CLAIM_AHEAD_PER_ENDPOINT,
   DEFAULT_MAX_IN_FLIGHT,
   DEFAULT_MAX_PER_ENDPOINT,
-  DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT,
   DEFAULT_POLL_INTERVAL_MS,
   URL_CHECKS_REMEMBERED,
+  claimPolicyOf,
   runSummary,
   type DeliveryOutcome,
   type DeliveryWorkerOptions,
@@ -82,9 +76,6 @@ export class DeliveryWorker {
   readonly #attempts: AttemptContext;
   #unsubscribe: (() => void) | undefined;
   readonly #inFlight = new Set<Promise<DeliveryOutcome>>();
-  /** Deliveries told not to go as the worker stops, to be given back together ({@link #giveBack}). */
-  readonly #unsent: ClaimedDelivery[] = [];
-  #givingBack: Promise<void> | undefined;
   #loop: Promise<void> | undefined;
   /** Claims failed in a row (the database unreachable): the backoff, and one log line per outage. */
   #claimFailures = 0;
@@ -106,19 +97,9 @@ export class DeliveryWorker {
       createGuardedDispatcher({ allowPrivateTargets: options.config.outboundAllowPrivateTargets });
     this.#log = options.log ?? silent;
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
-    const maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT;
-    this.#sends = new EndpointSends(maxPerEndpoint);
+    this.#sends = new EndpointSends(options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT);
     const refill = options.refill ?? refillStrategyOf(options.store.db);
-    this.#planner = new ClaimPlanner(
-      claimPolicy({
-        maxInFlight: this.#maxInFlight,
-        maxPerEndpoint,
-        maxPerTimedOutEndpoint: options.maxPerTimedOutEndpoint ?? DEFAULT_MAX_PER_TIMED_OUT_ENDPOINT,
-        // Where the refill rides in a recording (a round trip), claimed ahead (see worker-options.ts).
-        claimAhead:
-          options.claimAheadPerEndpoint ?? (refill === 'claim-with-recording' ? DEFAULT_CLAIM_AHEAD_PER_ENDPOINT : 0),
-      }),
-    );
+    this.#planner = new ClaimPlanner(claimPolicyOf(options, refill));
     this.#signal = new WakeSignal(options.clock);
     this.#leases = new LeaseKeeper({
       db: options.store.db,
@@ -402,7 +383,7 @@ export class DeliveryWorker {
       outcome =
         turn === undefined || (await turn)
           ? await attemptDelivery(delivery, this.#attempts)
-          : await this.#giveBack(delivery);
+          : await this.#leases.giveBack(delivery).then(() => 'returned' as const);
     } catch (err) {
       // Recording failed (database trouble): the lease runs out and another attempt follows.
       this.#log.error({ err, deliveryId: delivery.id }, 'webhook delivery could not be recorded');
@@ -414,28 +395,5 @@ export class DeliveryWorker {
     // A delivery given back made no attempt.
     if (outcome !== 'returned') (this.#options.metrics ?? noMetrics).webhookDelivery({ result: outcome });
     return outcome;
-  }
-
-  /**
-   * Gives `delivery` back unsent (store giveBackUnsent), with every other given back in the same
-   * turn of the event loop: one statement for all that were waiting when the worker stopped. If
-   * the database fails, their leases run out and they are claimed again then.
-   */
-  async #giveBack(delivery: ClaimedDelivery): Promise<'returned'> {
-    this.#unsent.push(delivery);
-    this.#givingBack ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
-      const batch = this.#unsent.splice(0);
-      this.#givingBack = undefined;
-      try {
-        await giveBackUnsent(this.#options.store.db, batch, this.#options.clock.now().toISOString());
-      } catch (err) {
-        this.#log.warn(
-          { err, deliveries: batch.length },
-          'giving back unsent webhook deliveries failed; their leases will run out',
-        );
-      }
-    });
-    await this.#givingBack;
-    return 'returned';
   }
 }

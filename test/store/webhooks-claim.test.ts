@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { CompiledQuery, sql, type RootOperationNode } from 'kysely';
-import { systemClock } from '../../src/domain/clock.ts';
-import { createOrganization } from '../../src/services/organizations.ts';
-import { insertNewEndpoint } from '../../src/services/webhooks.ts';
 import type { Db } from '../../src/store/db.ts';
 import { claimDueDeliveries } from '../../src/store/webhook-deliveries/claim.ts';
 import { recordAttempts } from '../../src/store/webhook-deliveries/recording.ts';
 import { analyzeOwnTables, createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
-import { answeredRecord } from '../support/webhooks.ts';
+import { answeredRecord, seedEndpoint } from '../support/webhooks.ts';
 
 /**
  * How the claim reaches the database: through the partial index of due deliveries by endpoint
@@ -42,13 +39,7 @@ forEachDialect('the claim of due deliveries', (dialect) => {
   before(async () => {
     t = await createTestStore(dialect);
     const db = t.store.db;
-    const org = await createOrganization({ db, clock: systemClock }, { name: 'A', environment: 'sandbox' });
-    await db.transaction().execute((trx) =>
-      insertNewEndpoint(trx, { clock: systemClock }, org.application, {
-        url: 'https://hooks.example/a',
-        events: ['verification.completed'],
-      }),
-    );
+    await seedEndpoint(db);
   });
   after(() => t.drop());
 

@@ -1,7 +1,11 @@
 import { EventEmitter } from 'node:events';
+import { systemClock } from '../../src/domain/clock.ts';
 import type { EventData, EventOf, EventType } from '../../src/domain/events.ts';
 import { noMetrics, type DeliveryResult, type MetricsRecorder } from '../../src/domain/metrics.ts';
 import type { AttemptOutcome } from '../../src/domain/delivery-state.ts';
+import { createOrganization } from '../../src/services/organizations.ts';
+import { insertNewEndpoint } from '../../src/services/webhooks.ts';
+import type { Db } from '../../src/store/db.ts';
 import type { PendingRecord } from '../../src/store/webhook-deliveries/recording.ts';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/worker.ts';
 import type { Harness, Tenant } from './harness.ts';
@@ -198,4 +202,15 @@ export function answeredRecord(p: {
       next: p.next ?? { status: 'succeeded' },
     },
   };
+}
+
+/** One organization with one endpoint, written straight to a store (no API, no harness). */
+export async function seedEndpoint(db: Db): Promise<void> {
+  const org = await createOrganization({ db, clock: systemClock }, { name: 'A', environment: 'sandbox' });
+  await db.transaction().execute((trx) =>
+    insertNewEndpoint(trx, { clock: systemClock }, org.application, {
+      url: 'https://hooks.example/a',
+      events: ['verification.completed'],
+    }),
+  );
 }
