@@ -1,9 +1,11 @@
 /**
  * Result retention: sessions redacted per second by the retention sweep (RESULT_RETENTION_DAYS),
- * against the expiry sweep measured in the same run as the baseline. Both do one transaction per
- * session that writes the session and records one event with its deliveries; redaction also
- * rewrites the session's events, empties its attempts' response bodies and looks through the
- * responses kept for idempotent replays, so the ratio is what redaction costs beyond that.
+ * against the expiry sweep measured in the same run as the baseline. Both write each session and
+ * record one event with its deliveries (expiry in one transaction for the whole sweep, redaction in
+ * one per session); redaction also rewrites the session's events, empties its attempts' response
+ * bodies and looks through the responses kept for idempotent replays, so the ratio is what
+ * redaction costs beyond that. Beside each rate, the longest the event loop went without a turn
+ * during the sweep: how long a request arriving then waited at most in a process that runs it.
  *
  *   node --import tsx bench/retention.ts [--sessions 500] [--background 20000] [--idempotency 2000] [--database sqlite,postgres] [--json]
  *
@@ -84,6 +86,32 @@ interface Result {
   retentionPerSecond: number;
   /** Redaction's cost per session over expiry's (the baseline). */
   ratio: number;
+  /** The longest the event loop went without a turn during each sweep: what a request waited at most. */
+  expiryLongestStallMs: number;
+  retentionLongestStallMs: number;
+}
+
+/**
+ * Runs `work` and measures the longest stretch in which the event loop did not turn (a chain of
+ * setImmediate callbacks, each noting the time): a request that arrived during it waited that
+ * long before its first callback. On SQLite, whose statements complete at once, a loop of
+ * transactions with no turn between them is one such stretch, however many transactions it holds.
+ */
+async function withLongestStall<T>(work: () => Promise<T>): Promise<{ value: T; longestStallMs: number }> {
+  let last = performance.now();
+  let longest = 0;
+  let running = true;
+  const turn = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (running) setImmediate(turn);
+  };
+  setImmediate(turn);
+  const value = await work();
+  running = false;
+  longest = Math.max(longest, performance.now() - last);
+  return { value, longestStallMs: longest };
 }
 
 async function run(dialect: 'sqlite' | 'postgres'): Promise<Result> {
@@ -174,8 +202,8 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Result> {
       });
     clock.advance(31_000);
     let started = performance.now();
-    const expired = await expireDueSessions(deps, SESSIONS);
-    const expiryPerSecond = expired / ((performance.now() - started) / 1000);
+    const expiry = await withLongestStall(() => expireDueSessions(deps, SESSIONS));
+    const expiryPerSecond = expiry.value / ((performance.now() - started) / 1000);
 
     // SESSIONS completed sessions, each with its verification.completed and delivery.
     for (let i = 0; i < SESSIONS; i++) {
@@ -224,10 +252,20 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<Result> {
     }
 
     started = performance.now();
-    const { sessions: redacted } = await applyResultRetention(deps, { batchSize: 100, maxBatches: 1_000_000 });
+    const retention = await withLongestStall(() =>
+      applyResultRetention(deps, { batchSize: 100, maxBatches: 1_000_000 }),
+    );
+    const redacted = retention.value.sessions;
     const retentionPerSecond = redacted / ((performance.now() - started) / 1000);
     if (redacted !== 2 * SESSIONS) throw new Error(`redacted ${redacted}, expected ${2 * SESSIONS}`);
-    return { database: dialect, expiryPerSecond, retentionPerSecond, ratio: expiryPerSecond / retentionPerSecond };
+    return {
+      database: dialect,
+      expiryPerSecond,
+      retentionPerSecond,
+      ratio: expiryPerSecond / retentionPerSecond,
+      expiryLongestStallMs: expiry.longestStallMs,
+      retentionLongestStallMs: retention.longestStallMs,
+    };
   } finally {
     await bench.drop();
   }
@@ -241,19 +279,21 @@ async function main(): Promise<void> {
       .join(' ')}; ${SESSIONS} sessions per sweep, ${BACKGROUND} other events, ${IDEMPOTENCY} stored responses\n`,
   );
   console.log(
-    '| database | expiry sweep sessions/s (baseline) | retention sweep sessions/s | time per session vs baseline |',
+    '| database | expiry sweep sessions/s (baseline) | retention sweep sessions/s | time per session vs baseline |' +
+      ' longest stall, expiry / retention (ms) |',
   );
-  console.log('| --- | --- | --- | --- |');
+  console.log('| --- | --- | --- | --- | --- |');
   const results: Result[] = [];
   for (const dialect of dialects) {
     if (dialect === 'postgres' && !PG_URL) {
-      console.log('| postgres | skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL | | |');
+      console.log('| postgres | skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL | | | |');
       continue;
     }
     const r = await run(dialect);
     results.push(r);
     console.log(
-      `| ${r.database} | ${r.expiryPerSecond.toFixed(0)} | ${r.retentionPerSecond.toFixed(0)} | ${r.ratio.toFixed(2)}× |`,
+      `| ${r.database} | ${r.expiryPerSecond.toFixed(0)} | ${r.retentionPerSecond.toFixed(0)} | ${r.ratio.toFixed(2)}× | ` +
+        `${r.expiryLongestStallMs.toFixed(1)} / ${r.retentionLongestStallMs.toFixed(1)} |`,
     );
   }
   if (values.json)

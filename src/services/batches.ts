@@ -9,10 +9,11 @@
  * 500-row batch held SQLite for 25–50 ms in a year-sized database where the same batch of
  * neighbouring rows took 1 ms. So batches are paced by time: a batch that took longer than
  * `BATCH_TARGET_MS` makes the next one smaller, a quick one lets it grow back to the nominal size,
- * and after each batch the service pauses as long as the batch took, so that background work holds
- * the database at most about half of the time and a request waits at most about one batch. While a
- * run lasts, the store does what its dialect needs to keep requests quick beside it (SQLite
- * checkpoints its write-ahead log in small steps: store/batch-checkpoints.ts).
+ * and after each batch the service pauses as long as the batch took (before the first, it lets the
+ * event loop turn), so that background work holds the database at most about half of the time and
+ * a request waits at most about one batch. While a run lasts, the store does what its dialect
+ * needs to keep requests quick beside it (SQLite checkpoints its write-ahead log in small steps:
+ * store/batch-checkpoints.ts).
  */
 import { duringBatches, type Db } from '../store/db.ts';
 
@@ -101,7 +102,10 @@ async function batchesOf(
   let changed = 0;
   let lastMs = -1;
   while (budget > 0) {
-    if (lastMs >= 0) await pacing.pause(Math.min(lastMs, MAX_PAUSE_MS));
+    // Before the first batch too: a job's steps are runs of their own (a purge of each table), and
+    // on SQLite, whose statements complete at once, two runs back to back held the event loop from
+    // the first statement of one to the last of the other, every request waiting meanwhile.
+    await pacing.pause(lastMs >= 0 ? Math.min(lastMs, MAX_PAUSE_MS) : 0);
     const asked = Math.min(size, budget);
     const started = pacing.now();
     const result = await batch(asked);

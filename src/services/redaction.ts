@@ -82,8 +82,8 @@ export interface RetentionOutcome {
  * event, the sessions that ended more than that many days ago, and drops the stored response
  * bodies of webhook attempts older than the same window. A session ends at `expiresAt` at the
  * latest, so its data is kept at least the window after it ended, and at most its lifetime (15
- * minutes) longer. At most `maxBatches` batches per run, the event loop turning between two; the
- * next run carries on; attempt bodies are emptied in batches too (`attemptBodies`). Any number of
+ * minutes) longer. At most `maxBatches` batches per run, the event loop turning before each
+ * session's redaction (a transaction of its own); the next run carries on; attempt bodies are emptied in batches too (`attemptBodies`). Any number of
  * processes may run it: a session another one redacted first is skipped. After each batch that
  * redacted a session, and after dropping attempt bodies, the erased values' older copies are
  * removed from the database's files as far as the dialect allows; a run that rewrote rows ends
@@ -100,10 +100,13 @@ export async function applyResultRetention(
   const cutoff = new Date(now.getTime() - deps.config.resultRetentionDays * DAY_MS).toISOString();
   let sessions = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
-    if (batch > 0) await yieldToEventLoop();
     const due = await dueForRetention(deps.db, cutoff, batchSize);
     let redacted = 0;
     for (const session of due) {
+      // Each redaction is a transaction of its own: a request that arrived meanwhile goes before
+      // the next. On SQLite every statement completes at once, so without this turn of the event
+      // loop a batch of redactions ran as one stretch, and every request waited for all of them.
+      await yieldToEventLoop();
       if (!(await redact(deps, session, now.toISOString()))) continue;
       redacted++;
       deps.metrics.sessionRedacted({ trigger: 'retention' });

@@ -49,7 +49,11 @@ describe('batches paced by time', () => {
     );
     assert.equal(changed, 1_750);
     assert.deepEqual(asked, [500, 50, 100, 200, 400, 500, 500], 'the last finds none left: the run ends');
-    assert.deepEqual(pacing.pauses, [40, 1, 1, 1, 1, 1]);
+    assert.deepEqual(
+      pacing.pauses,
+      [0, 40, 1, 1, 1, 1, 1],
+      'a turn of the event loop first, then as long as each took',
+    );
   });
 
   test('a pause lasts at most 50 ms, whatever held the batch up', async () => {
@@ -62,7 +66,7 @@ describe('batches paced by time', () => {
       },
       { batchSize: 10, maxBatches: 10, db: null, pacing },
     );
-    assert.deepEqual(pacing.pauses, [50, 50]);
+    assert.deepEqual(pacing.pauses, [0, 50, 50]);
   });
 
   test('a run handles at most maxBatches × batchSize rows, in however many smaller batches', async () => {
@@ -92,6 +96,35 @@ describe('batches paced by time', () => {
     );
     assert.equal(changed, 27);
     assert.deepEqual(asked, [20, 20]);
-    assert.deepEqual(pacing.pauses, [0]);
+    assert.deepEqual(pacing.pauses, [0, 0]);
+  });
+
+  test('runs back to back: the event loop turns before each run, not only between its batches', async () => {
+    // Statements that complete at once (SQLite's) resolve every await in the same turn: a request
+    // gets in only where a run lets the event loop turn. A chain of setImmediate callbacks marks
+    // each turn; two batches with no turn between them held every request meanwhile.
+    const timeline: string[] = [];
+    let running = true;
+    const turn = () => {
+      if (!running) return;
+      timeline.push('turn');
+      setImmediate(turn);
+    };
+    setImmediate(turn);
+    const purge = () =>
+      purgeInBatches(
+        async (limit) => {
+          timeline.push('batch');
+          return Math.min(limit, 3);
+        },
+        { batchSize: 10, db: null },
+      );
+    // A job's steps: a purge of one table, then of another, each done in one batch.
+    await purge();
+    await purge();
+    running = false;
+    assert.equal(timeline.filter((step) => step === 'batch').length, 2);
+    assert.doesNotMatch(timeline.join(','), /batch,batch/, timeline.join(','));
+    assert.equal(timeline[0], 'turn', 'a request waiting when the job starts goes first');
   });
 });

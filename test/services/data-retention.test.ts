@@ -8,6 +8,7 @@ import { purgeExpiredIdempotencyKeys } from '../../src/services/idempotency.ts';
 import { applyResultRetention } from '../../src/services/redaction.ts';
 import { deleteEndpointFor } from '../../src/services/webhooks.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
+import { createSession } from '../support/sessions.ts';
 
 /**
  * Issue 30: what keeps the tables from growing forever, and does it in bounded batches:
@@ -124,6 +125,30 @@ forEachDialect('data retention in batches', (dialect) => {
     assert.equal((await applyResultRetention(h.services, { attemptBodies: bodies })).attemptBodies, 2);
     assert.equal((await applyResultRetention(h.services, { attemptBodies: bodies })).attemptBodies, 1);
     assert.equal((await applyResultRetention(h.services)).attemptBodies, 0);
+  });
+
+  test('result retention lets the event loop turn before each redaction', async () => {
+    // On SQLite every statement completes at once: without a turn between two redactions, a
+    // request that arrived during a run waited for the whole run. A chain of setImmediate
+    // callbacks marks each turn; the redactions are counted as they happen.
+    for (let i = 0; i < 3; i++) await createSession(h, tenant);
+    h.clock.advance(31 * DAY_MS);
+    const timeline: string[] = [];
+    const metrics = Object.create(h.services.metrics) as typeof h.services.metrics;
+    metrics.sessionRedacted = () => void timeline.push('redacted');
+    let running = true;
+    const turn = () => {
+      if (!running) return;
+      timeline.push('turn');
+      setImmediate(turn);
+    };
+    setImmediate(turn);
+    const outcome = await applyResultRetention({ ...h.services, metrics });
+    running = false;
+    assert.equal(outcome.sessions, 3);
+    assert.doesNotMatch(timeline.join(','), /redacted,redacted/, timeline.join(','));
+    // Its verification.redacted events leave the window before the next test.
+    h.clock.advance(31 * DAY_MS);
   });
 
   test('EVENT_RETENTION_DAYS deletes old events with their deliveries and attempts, never one still due', async () => {
