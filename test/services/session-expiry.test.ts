@@ -62,6 +62,38 @@ forEachDialect('session expiry', (dialect) => {
     );
     assert.equal(await expireDueSessions(h.services), 0, 'a second run finds none');
   });
+
+  test('a run expires in batches, a transaction each, the event loop turning between two', async () => {
+    for (let i = 0; i < 5; i++) await createSession(h, tenant, { expiresInSeconds: 60 });
+    h.clock.advance(61_000);
+    // A chain of setImmediate callbacks marks each turn of the event loop; each batch's unit of
+    // work is marked as it starts. On SQLite two batches with no turn between them held every
+    // request for both.
+    const timeline: string[] = [];
+    const deps = {
+      ...h.services,
+      unitOfWork: ((work) => {
+        timeline.push('batch');
+        return h.services.unitOfWork(work);
+      }) as typeof h.services.unitOfWork,
+    };
+    let running = true;
+    const turn = () => {
+      if (!running) return;
+      timeline.push('turn');
+      setImmediate(turn);
+    };
+    setImmediate(turn);
+    let expired = 0;
+    const statements = await counter.during(async () => {
+      expired = await expireDueSessions(deps, { batchSize: 2, maxBatches: 2 });
+    });
+    running = false;
+    assert.equal(expired, 4, 'at most maxBatches × batchSize a run');
+    assert.equal(statements.filter((text) => /^\s*commit\b/i.test(text)).length, 2);
+    assert.doesNotMatch(timeline.join(','), /batch,batch/, timeline.join(','));
+    assert.equal(await expireDueSessions(h.services, { batchSize: 2 }), 1, 'the next run carries on');
+  });
 });
 
 forEachDialect('expiring sessions in one statement', (dialect) => {
