@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { inBatches, nextBatchSize, purgeInBatches, type Pacing } from '../../src/services/batches.ts';
+import { markTurns } from '../support/event-loop.ts';
 
 /**
  * services/batches.ts: background work in batches paced by time (issue 30). A batch's cost is not
@@ -104,13 +105,7 @@ describe('batches paced by time', () => {
     // gets in only where a run lets the event loop turn. A chain of setImmediate callbacks marks
     // each turn; two batches with no turn between them held every request meanwhile.
     const timeline: string[] = [];
-    let running = true;
-    const turn = () => {
-      if (!running) return;
-      timeline.push('turn');
-      setImmediate(turn);
-    };
-    setImmediate(turn);
+    const stopMarking = markTurns(timeline);
     const purge = () =>
       purgeInBatches(
         async (limit) => {
@@ -122,7 +117,7 @@ describe('batches paced by time', () => {
     // A job's steps: a purge of one table, then of another, each done in one batch.
     await purge();
     await purge();
-    running = false;
+    stopMarking();
     assert.equal(timeline.filter((step) => step === 'batch').length, 2);
     assert.doesNotMatch(timeline.join(','), /batch,batch/, timeline.join(','));
     assert.equal(timeline[0], 'turn', 'a request waiting when the job starts goes first');

@@ -9,6 +9,7 @@ import { applyResultRetention } from '../../src/services/redaction.ts';
 import { deleteEndpointFor } from '../../src/services/webhooks.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { createSession } from '../support/sessions.ts';
+import { markTurns } from '../support/event-loop.ts';
 
 /**
  * Issue 30: what keeps the tables from growing forever, and does it in bounded batches:
@@ -136,15 +137,9 @@ forEachDialect('data retention in batches', (dialect) => {
     const timeline: string[] = [];
     const metrics = Object.create(h.services.metrics) as typeof h.services.metrics;
     metrics.sessionRedacted = () => void timeline.push('redacted');
-    let running = true;
-    const turn = () => {
-      if (!running) return;
-      timeline.push('turn');
-      setImmediate(turn);
-    };
-    setImmediate(turn);
+    const stopMarking = markTurns(timeline);
     const outcome = await applyResultRetention({ ...h.services, metrics });
-    running = false;
+    stopMarking();
     assert.equal(outcome.sessions, 3);
     assert.doesNotMatch(timeline.join(','), /redacted,redacted/, timeline.join(','));
     // Its verification.redacted events leave the window before the next test.

@@ -5,6 +5,7 @@ import { holdResult } from '../../src/store/openid4vp-held-results.ts';
 import { expireSessions } from '../../src/store/session-transitions.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { createSession } from '../support/sessions.ts';
+import { markTurns } from '../support/event-loop.ts';
 import { installStatementCounter } from '../support/statements.ts';
 
 /**
@@ -77,18 +78,12 @@ forEachDialect('session expiry', (dialect) => {
         return h.services.unitOfWork(work);
       }) as typeof h.services.unitOfWork,
     };
-    let running = true;
-    const turn = () => {
-      if (!running) return;
-      timeline.push('turn');
-      setImmediate(turn);
-    };
-    setImmediate(turn);
+    const stopMarking = markTurns(timeline);
     let expired = 0;
     const statements = await counter.during(async () => {
       expired = await expireDueSessions(deps, { batchSize: 2, maxBatches: 2 });
     });
-    running = false;
+    stopMarking();
     assert.equal(expired, 4, 'at most maxBatches × batchSize a run');
     assert.equal(statements.filter((text) => /^\s*commit\b/i.test(text)).length, 2);
     assert.doesNotMatch(timeline.join(','), /batch,batch/, timeline.join(','));
