@@ -82,13 +82,14 @@ export interface RetentionOutcome {
  * event, the sessions that ended more than that many days ago, and drops the stored response
  * bodies of webhook attempts older than the same window. A session ends at `expiresAt` at the
  * latest, so its data is kept at least the window after it ended, and at most its lifetime (15
- * minutes) longer. At most `maxBatches` batches per run, the event loop turning before each
- * session's redaction (a transaction of its own); the next run carries on; attempt bodies are emptied in batches too (`attemptBodies`). Any number of
- * processes may run it: a session another one redacted first is skipped. After each batch that
- * redacted a session, and after dropping attempt bodies, the erased values' older copies are
- * removed from the database's files as far as the dialect allows; a run that rewrote rows ends
- * with a VACUUM of the tables it rewrote on PostgreSQL (store/erasure.ts). A run that rewrote
- * nothing costs no checkpoint and no VACUUM.
+ * minutes) longer. At most `maxBatches` batches per run, the event loop turning between two and
+ * before each session's redaction (a transaction of its own); the next run carries on; attempt
+ * bodies are emptied in batches too (`attemptBodies`). Any number of processes may run it: a
+ * session another one redacted first is skipped. After each batch that redacted a session, and
+ * after dropping attempt bodies, the erased values' older copies are removed from the database's
+ * files as far as the dialect allows; a run that rewrote rows ends with a VACUUM of the tables it
+ * rewrote on PostgreSQL (store/erasure.ts). A run that rewrote nothing costs no checkpoint and no
+ * VACUUM.
  */
 export async function applyResultRetention(
   deps: ServiceDeps,
@@ -100,6 +101,7 @@ export async function applyResultRetention(
   const cutoff = new Date(now.getTime() - deps.config.resultRetentionDays * DAY_MS).toISOString();
   let sessions = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
+    if (batch > 0) await yieldToEventLoop();
     const due = await dueForRetention(deps.db, cutoff, batchSize);
     let redacted = 0;
     for (const session of due) {
