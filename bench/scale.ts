@@ -34,10 +34,10 @@
  * by construction), `worst_filtered_ratio` (the same over the lists with a filter) and
  * `api_p99_during_jobs_ratio` (the API's p99 during the slowest job, the burst included, over the
  * idle p99, at the largest size; beside it `api_p99_idle_windows_ratio`, the worst idle window's
- * p99 over the idle p99: what that ratio reads with no job at all), and `worst_ratio_beyond_spread` and
- * `worst_filtered_ratio_beyond_spread`: the same two over the figures that grew beyond the spread
- * of their own samples (every pass or round at the larger size slower than every one at the
- * smaller; the table's last column). A page of a rare filter holds more rows at the larger size
+ * p99 over the idle p99: what that ratio reads with no job at all), and
+ * `worst_ratio_beyond_spread` and `worst_filtered_ratio_beyond_spread`: the same two over the
+ * figures that grew beyond the spread of their own samples (every pass or round at the larger size
+ * slower than every one at the smaller; the table's last column). A page of a rare filter holds more rows at the larger size
  * (5 cancelled sessions of the tenant's 100 at 1k, a page of 20 at 1M): each filtered list's rows
  * are counted (`list_*_rows`) and, where the larger size returned more, read again asking for the
  * smaller size's count (one for an empty page): `list_*_same_rows_p50_ms`, and their worst ratio

@@ -5,7 +5,7 @@ import { inBatches, type BatchOptions } from './batches.ts';
 import type { ServiceDeps } from './deps.ts';
 
 /** Sessions expired in one transaction; a run expires at most EXPIRY_BATCHES such batches. */
-export const EXPIRY_BATCH = 25;
+const EXPIRY_BATCH = 25;
 const EXPIRY_BATCHES = 4;
 
 /**
