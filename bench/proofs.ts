@@ -234,6 +234,9 @@ async function presentations(format: CredentialFormat): Promise<unknown[]> {
       }),
     );
   }
+  // The prover keeps snarkjs' curve for a while and then ends it, which would end it under a timed
+  // snarkjs.groth16.verify below: release it now (a verification builds its own).
+  await releaseSnarkjsCurve();
   return made;
 }
 

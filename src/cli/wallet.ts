@@ -114,7 +114,13 @@ async function buildBody(
   const now = ctx.clock.now();
   const student = studentOf(values, now, base);
   if (format !== 'sd-jwt-vc') delete student.status;
-  let presentation = await builder.present(student, { ...request, now });
+  let presentation: unknown;
+  try {
+    presentation = await builder.present(student, { ...request, now });
+  } finally {
+    // The command proves once: nothing the builder keeps warm for another proof holds it open.
+    await builder.release?.();
+  }
   if (values.tamper) presentation = builder.tamper(presentation);
   return { body: { format, presentation }, status: student.status };
 }

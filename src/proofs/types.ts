@@ -152,4 +152,9 @@ export interface PresentationBuilder {
   present(student: SandboxStudent, request: PresentationRequest): Promise<unknown>;
   /** A copy of `presentation` changed so that its cryptography no longer holds (disclosed value altered). */
   tamper(presentation: unknown): unknown;
+  /**
+   * Ends what the builder keeps warm between presentations (groth16: snarkjs' curve and its
+   * threads, which hold the process open for a while after a proof), for a process about to end.
+   */
+  release?(): Promise<void>;
 }

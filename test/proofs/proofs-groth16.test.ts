@@ -34,9 +34,12 @@ import {
   sandboxIssuerPublicKeys,
   verifyGroth16,
   verifyGroth16Mcl,
+  withSnarkjsCurve,
   type Groth16PresentationJson,
   type MclVerificationKey,
 } from '../../src/proofs/groth16/index.ts';
+import { CURVE_KEPT_MS, curveRelease } from '../../src/proofs/groth16/builder.ts';
+import { sandboxSigner } from '../../src/proofs/groth16/sandbox-credential.ts';
 import { crossCheckedGroth16Verifier } from '../support/groth16-cross-check.ts';
 import { SANDBOX_UNIVERSITIES, sandboxUniversity } from '../../src/proofs/sandbox-universities.ts';
 import type {
@@ -265,6 +268,13 @@ describe('groth16 sandbox issuer keys', () => {
       });
     }
     assert.notDeepEqual(keys[STATE], keys[PRUEBAS]);
+  });
+
+  test('issuances share one signer: circomlibjs builds its EdDSA and Poseidon once per thread', async () => {
+    const signer = await sandboxSigner();
+    assert.equal(await sandboxSigner(), signer);
+    await issueSandboxCredential(alice);
+    assert.equal(await sandboxSigner(), signer);
   });
 
   test('a sandbox credential carries the committed key of its university', async () => {
@@ -662,11 +672,9 @@ describe('groth16 pairing back ends: mcl-wasm, @noble/curves and snarkjs agree',
       ) {
         const snarkjs = await import('snarkjs');
         // snarkjs keeps its curve between these tests; the file's `after` releases it.
-        const theirs = await snarkjs.groth16.verify(vkJson, s.map(String), {
-          ...p,
-          protocol: 'groth16',
-          curve: 'bn128',
-        });
+        const theirs = await withSnarkjsCurve(() =>
+          snarkjs.groth16.verify(vkJson, s.map(String), { ...p, protocol: 'groth16', curve: 'bn128' }),
+        );
         assert.equal(theirs, expected === 'verified', 'snarkjs');
       }
     });
@@ -722,6 +730,42 @@ describe('groth16 verification keys', () => {
     writeFileSync(join(dir, 'short.json'), JSON.stringify(vk));
     assert.throws(() => createGroth16Verifier({ liveVerificationKeyPath: join(dir, 'short.json') }), /public signals/);
     assert.throws(() => createGroth16Verifier({ liveVerificationKeyPath: join(dir, 'missing.json') }), /cannot read/);
+  });
+});
+
+describe('groth16 prover: snarkjs curve between proofs', () => {
+  test('the curve outlives a proof; a use within the window postpones its release; the window ending releases it', async () => {
+    const curve = () => (globalThis as { curve_bn128?: unknown }).curve_bn128 ?? null;
+    const scheduled: Array<{ release: () => Promise<void>; ms: number; cancelled: boolean }> = [];
+    const schedule = curveRelease.schedule;
+    curveRelease.schedule = (release, ms) => {
+      const entry = { release, ms, cancelled: false };
+      scheduled.push(entry);
+      return { cancel: () => void (entry.cancelled = true) };
+    };
+    try {
+      await releaseSnarkjsCurve();
+      assert.equal(curve(), null);
+      await groth16Builder.present(alice, request(['is_active_student']));
+      const kept = curve();
+      assert.ok(kept, 'the curve outlives the proof');
+      assert.deepEqual(
+        scheduled.map(({ ms, cancelled }) => ({ ms, cancelled })),
+        [{ ms: CURVE_KEPT_MS, cancelled: false }],
+      );
+      // The next use (a proof, a verification) finds it: snarkjs builds a curve only when none is kept.
+      assert.equal(await withSnarkjsCurve(async () => curve()), kept);
+      assert.deepEqual(
+        scheduled.map(({ cancelled }) => cancelled),
+        [true, false],
+        'the use postponed the release',
+      );
+      await scheduled[1].release();
+      assert.equal(curve(), null, 'the window ended: the threads are gone');
+    } finally {
+      curveRelease.schedule = schedule;
+      await releaseSnarkjsCurve();
+    }
   });
 });
 

@@ -11,6 +11,7 @@ import {
   parseFieldElement,
   parsePresentation,
   publicSignals,
+  withSnarkjsCurve,
   type Groth16VerifierOptions,
 } from '../../src/proofs/groth16/index.ts';
 import type { PresentationContext, PresentationVerifier, TrustRegistry } from '../../src/proofs/types.ts';
@@ -59,7 +60,7 @@ export function crossCheckedGroth16Verifier(
         const snarkjs = await import('snarkjs');
         const vk: unknown = JSON.parse(readFileSync(keyPath, 'utf8'));
         const proof = (presentation as { proof: Parameters<typeof snarkjs.groth16.verify>[2] }).proof;
-        const theirs = await snarkjs.groth16.verify(vk, signals.map(String), proof);
+        const theirs = await withSnarkjsCurve(() => snarkjs.groth16.verify(vk, signals.map(String), proof));
         assert.equal(theirs, ours.ok, `snarkjs says ${theirs}, mcl-wasm and @noble/curves say ${ours.ok}`);
         counts.snarkjs++;
       }

@@ -46,8 +46,8 @@ export function circuitInputs(credential: Groth16Credential, request: Presentati
   );
 }
 
-// snarkjs keeps one global curve whose worker threads hold the process open; it is terminated
-// after each proof. Proofs run one at a time so that no proof loses its curve to another's end.
+// snarkjs keeps one global curve whose worker threads hold the process open. Its users run one at
+// a time (withSnarkjsCurve), so that none loses the curve to a release.
 let queue: Promise<unknown> = Promise.resolve();
 
 function serialized<T>(task: () => Promise<T>): Promise<T> {
@@ -56,10 +56,52 @@ function serialized<T>(task: () => Promise<T>): Promise<T> {
   return run;
 }
 
-/** Stops snarkjs' curve worker threads (it leaves them running), so that the process can exit. */
+/**
+ * How long snarkjs' curve (its worker threads and their WebAssembly) outlives the last proof.
+ * Built again for each proof, it cost 1.0–1.2 s of the 2.5–2.7 s of CPU that a proof took; kept,
+ * the next proof took 1.4–1.6 s (2026-11-27). A process that proved and has nothing else to do
+ * ends when the window does (the threads hold it open until then), or at once after
+ * {@link releaseSnarkjsCurve}.
+ */
+export const CURVE_KEPT_MS = 2000;
+
+/** Schedules the release of a kept curve; tests replace it to step time. */
+export const curveRelease: { schedule: (release: () => Promise<void>, ms: number) => { cancel(): void } } = {
+  schedule: (release, ms) => {
+    const timer = setTimeout(() => void release(), ms);
+    timer.unref();
+    return { cancel: () => clearTimeout(timer) };
+  },
+};
+
+let pendingRelease: { cancel(): void } | undefined;
+
+function cancelPendingRelease(): void {
+  pendingRelease?.cancel();
+  pendingRelease = undefined;
+}
+
+/** Stops snarkjs' curve worker threads now (it leaves them running), so that the process can exit. */
 export async function releaseSnarkjsCurve(): Promise<void> {
+  cancelPendingRelease();
   const g = globalThis as { curve_bn128?: { terminate(): Promise<void> } | null };
   await g.curve_bn128?.terminate();
+}
+
+/**
+ * Runs `task`, which uses snarkjs (a proof, a verification), after every other such task, and
+ * keeps the curve it leaves for {@link CURVE_KEPT_MS} after: a release cannot end the curve
+ * under a task.
+ */
+export function withSnarkjsCurve<T>(task: () => Promise<T>): Promise<T> {
+  return serialized(async () => {
+    cancelPendingRelease();
+    try {
+      return await task();
+    } finally {
+      pendingRelease = curveRelease.schedule(() => serialized(releaseSnarkjsCurve), CURVE_KEPT_MS);
+    }
+  });
 }
 
 /** Proves a credential for a session; returns snarkjs' proof and public signals. */
@@ -68,13 +110,9 @@ export function proveCredential(
   request: PresentationRequest,
   artifacts: ProvingArtifacts = GROTH16_ARTIFACTS,
 ): Promise<{ proof: SnarkjsProof; publicSignals: string[] }> {
-  return serialized(async () => {
+  return withSnarkjsCurve(async () => {
     const snarkjs = await import('snarkjs');
-    try {
-      return await snarkjs.groth16.fullProve(circuitInputs(credential, request), artifacts.wasm, artifacts.zkey);
-    } finally {
-      await releaseSnarkjsCurve();
-    }
+    return snarkjs.groth16.fullProve(circuitInputs(credential, request), artifacts.wasm, artifacts.zkey);
   });
 }
 
@@ -98,4 +136,4 @@ function tamper(presentation: unknown): unknown {
 }
 
 /** The `groth16` presentation builder of the wallet simulator. */
-export const groth16Builder: PresentationBuilder = { format: 'groth16', present, tamper };
+export const groth16Builder: PresentationBuilder = { format: 'groth16', present, tamper, release: releaseSnarkjsCurve };

@@ -28,6 +28,7 @@ export {
   proveCredential,
   circuitInputs,
   releaseSnarkjsCurve,
+  withSnarkjsCurve,
   type Groth16PresentationJson,
   type ProvingArtifacts,
 } from './builder.ts';
