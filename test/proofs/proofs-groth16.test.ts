@@ -671,7 +671,7 @@ describe('groth16 pairing back ends: mcl-wasm, @noble/curves and snarkjs agree',
         (expected === 'refused' && s.length === signals.length && s.every((v) => v < BN254_R))
       ) {
         const snarkjs = await import('snarkjs');
-        // snarkjs keeps its curve between these tests; the file's `after` releases it.
+        // The curve is kept between these tests (withSnarkjsCurve); its window or the file's `after` ends it.
         const theirs = await withSnarkjsCurve(() =>
           snarkjs.groth16.verify(vkJson, s.map(String), { ...p, protocol: 'groth16', curve: 'bn128' }),
         );
