@@ -17,7 +17,8 @@
  *   npm test -- --test-name-pattern=X flags are passed to node's runner
  *
  * Environment: MATRICULA_TEST_COVERAGE=1 has every process write V8's coverage to
- * test-output/coverage/v8/ (scripts/coverage.ts reports it);
+ * test-output/coverage/v8/ (scripts/coverage.ts reports it), whether each block ran
+ * (scripts/v8-coverage-binary.mjs);
  * MATRICULA_TEST_CONCURRENCY (default 2) is how many processes run at once;
  * MATRICULA_TEST_BUNDLE (default 8) is the most suites one process runs;
  * MATRICULA_TEST_WATCHDOG_S (default 600) is how long a process may run before its watchdog
@@ -26,7 +27,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TEST = join(ROOT, 'test');
@@ -34,6 +35,8 @@ const BUNDLES = join(ROOT, 'test-output', 'bundles');
 /** Imported first by every generated file: a process past its budget says why (test/support/watchdog.ts). */
 const WATCHDOG = join(TEST, 'support', 'watchdog.ts');
 const V8_COVERAGE = join(ROOT, 'test-output', 'coverage', 'v8');
+/** Preloaded by every process of a coverage run (coverageEnv). */
+const COVERAGE_BINARY = join(ROOT, 'scripts', 'v8-coverage-binary.mjs');
 /** Where each test process writes its CPU time as it exits (test/support/watchdog.ts). */
 const CPU_LOG = join(ROOT, 'test-output', 'process-cpu.tsv');
 const CONCURRENCY = Number(process.env.MATRICULA_TEST_CONCURRENCY ?? 2);
@@ -141,6 +144,20 @@ function materialize(entries: Entry[]): string[] {
   });
 }
 
+/**
+ * The environment of a coverage run, inherited by every process it starts: node writes each one's
+ * coverage to `dir` as it exits (NODE_V8_COVERAGE), and each one preloads
+ * scripts/v8-coverage-binary.mjs, which has V8 record whether each block ran rather than how often.
+ */
+export function coverageEnv(env: NodeJS.ProcessEnv, dir: string): NodeJS.ProcessEnv {
+  const preload = `--import=${pathToFileURL(COVERAGE_BINARY).href}`;
+  return {
+    ...env,
+    NODE_V8_COVERAGE: dir,
+    NODE_OPTIONS: env.NODE_OPTIONS ? `${env.NODE_OPTIONS} ${preload}` : preload,
+  };
+}
+
 function main(): void {
   // Flags go to node's runner as they are (`npm test -- --test-name-pattern=…`); files replace the bundles.
   const flags = process.argv.slice(2).filter((arg) => arg.startsWith('-'));
@@ -156,11 +173,10 @@ function main(): void {
     ...flags,
     ...files,
   ];
-  const env = { ...process.env };
+  let env: NodeJS.ProcessEnv = { ...process.env };
   if (process.env.MATRICULA_TEST_COVERAGE) {
-    // Inherited by every process the run starts; node writes each one's coverage as it exits.
     rmSync(V8_COVERAGE, { recursive: true, force: true });
-    env.NODE_V8_COVERAGE = V8_COVERAGE;
+    env = coverageEnv(env, V8_COVERAGE);
   }
   // Each process notes its wall and CPU time as it exits (test/support/watchdog.ts); summed up below.
   rmSync(CPU_LOG, { force: true });
