@@ -15,9 +15,9 @@
  * least-covered files and the total, and fails below COVERAGE_FLOOR_PERCENT.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
  * The floor, in percent of src/'s lines, that the whole suite may not fall below. The one number
@@ -36,6 +36,8 @@ const LEAST_COVERED = 15;
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 export const V8_DIR = join(ROOT, 'test-output', 'coverage', 'v8');
 const REPORT_DIR = join(ROOT, 'test-output', 'coverage', 'report');
+/** What the report reads: the run's files, each cut to the project's scripts (projectCoverage). */
+const PROJECT_DIR = join(ROOT, 'test-output', 'coverage', 'v8-project');
 const BROWSER_SCRIPTS = 'src/portal/assets/';
 
 /** c8's json-summary: per absolute file path, its line counts. */
@@ -92,6 +94,39 @@ export function report(files: FileCoverage[], { floor }: { floor: boolean }): { 
   return { ok, text: out.join('\n') };
 }
 
+/** One process's coverage as NODE_V8_COVERAGE writes it: its scripts, and their source maps. */
+export interface V8Coverage {
+  result: Array<{ url: string }>;
+  'source-map-cache'?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/**
+ * The part of a process's coverage the report reads: the scripts under src/ and dist/ (the
+ * compiled build, mapped back to src/) and their source maps. The rest (node's internals and
+ * node_modules, most of every file) is what c8 spent its time merging before it left it out.
+ */
+export function projectCoverage(coverage: V8Coverage, root = ROOT): V8Coverage {
+  const prefixes = ['src', 'dist'].map((dir) => `${pathToFileURL(join(root, dir)).href}/`);
+  const ours = (url: string) => prefixes.some((prefix) => url.startsWith(prefix));
+  const maps = coverage['source-map-cache'];
+  return {
+    ...coverage,
+    result: coverage.result.filter((script) => ours(script.url)),
+    ...(maps ? { 'source-map-cache': Object.fromEntries(Object.entries(maps).filter(([url]) => ours(url))) } : {}),
+  };
+}
+
+/** Writes each file of the run's coverage, cut to the project's scripts, to PROJECT_DIR. */
+function writeProjectCoverage(): void {
+  rmSync(PROJECT_DIR, { recursive: true, force: true });
+  mkdirSync(PROJECT_DIR, { recursive: true });
+  for (const name of readdirSync(V8_DIR).filter((file) => file.endsWith('.json'))) {
+    const coverage = JSON.parse(readFileSync(join(V8_DIR, name), 'utf8')) as V8Coverage;
+    writeFileSync(join(PROJECT_DIR, name), JSON.stringify(projectCoverage(coverage)));
+  }
+}
+
 /** c8 over what the run wrote; the report's text, and whether the floor (if checked) holds. */
 function reportRun(floor: boolean): number {
   if (!existsSync(V8_DIR) || readdirSync(V8_DIR).length === 0) {
@@ -99,13 +134,14 @@ function reportRun(floor: boolean): number {
     return 1;
   }
   rmSync(REPORT_DIR, { recursive: true, force: true });
+  writeProjectCoverage();
   const c8 = spawnSync(
     process.execPath,
     [
       join(ROOT, 'node_modules', 'c8', 'bin', 'c8.js'),
       'report',
       '--temp-directory',
-      V8_DIR,
+      PROJECT_DIR,
       '--reports-dir',
       REPORT_DIR,
       '--src',

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { COVERAGE_FLOOR_PERCENT, report, srcCoverage, type Summary } from '../../scripts/coverage.ts';
+import { pathToFileURL } from 'node:url';
+import { COVERAGE_FLOOR_PERCENT, projectCoverage, report, srcCoverage, type Summary } from '../../scripts/coverage.ts';
 
 /**
  * CI's coverage figure (scripts/coverage.ts): which files count, how the total is weighed, and the
@@ -44,4 +45,29 @@ test('the floor fails a run below it and passes one at it', () => {
   assert.equal(below.ok, false);
   assert.match(below.text, /FAIL: line coverage .* below the floor/);
   assert.equal(report(at(COVERAGE_FLOOR_PERCENT), { floor: true }).ok, true);
+});
+
+test("the report reads the project's scripts and their source maps, nothing else", () => {
+  const url = (path: string) => pathToFileURL(join('/repo', path)).href;
+  const script = (path: string) => ({ url: url(path), functions: [] });
+  const coverage = {
+    timestamp: 1,
+    result: [
+      script('src/domain/run.ts'),
+      script('dist/domain/run.js'),
+      { url: 'node:internal/fs/utils', functions: [] },
+      script('node_modules/fastify/fastify.js'),
+      script('srcs/other.ts'),
+      script('test/domain/run.test.ts'),
+    ],
+    'source-map-cache': { [url('src/domain/run.ts')]: { data: 1 }, [url('node_modules/x/y.js')]: { data: 2 } },
+  };
+  const kept = projectCoverage(coverage, '/repo');
+  assert.deepEqual(
+    kept.result.map((s) => s.url),
+    [url('src/domain/run.ts'), url('dist/domain/run.js')],
+  );
+  assert.deepEqual(kept['source-map-cache'], { [url('src/domain/run.ts')]: { data: 1 } });
+  assert.equal(kept.timestamp, 1);
+  assert.equal('source-map-cache' in projectCoverage({ result: [] }, '/repo'), false);
 });
