@@ -6,13 +6,16 @@
  *   node --import tsx scripts/coverage.ts --report # report on a run already made (what CI does)
  *
  * `MATRICULA_TEST_COVERAGE=1 npm test` has every process of the run (the suites' processes and
- * the servers, CLIs and workers they start) write V8's coverage to test-output/coverage/v8/; V8
- * counts as the code runs, which costs the suite about a fifth more CPU (675 → 822 s, 2026-11-26).
- * The report is made once, after the run, by c8 (istanbul's line counts, mapped back to the
- * TypeScript through the source maps tsx gives every file). Counted: every file under src/ that node runs, a file the run never
- * loaded as 0 %; left out: files of types only (erased, they never run) and the browser's scripts
- * under src/portal/assets/ (they run in Chromium, in test/e2e/). The report lists the
- * least-covered files and the total, and fails below COVERAGE_FLOOR_PERCENT.
+ * the servers, CLIs and workers they start) write V8's coverage to test-output/coverage/v8/. V8
+ * counting how often each block ran cost the suite about a fifth more CPU (675 → 822 s,
+ * 2026-11-26); recording only whether it ran (scripts/v8-coverage-binary.mjs) took CI's suite
+ * from 788 to 730 s of CPU (2026-11-28). The report is made once, after the run, by c8
+ * (istanbul's line counts, mapped back to the TypeScript through the source maps tsx gives every
+ * file), over each process's coverage cut to the project's scripts (projectCoverage). Counted:
+ * every file under src/ that node runs, a file the run never loaded as 0 %; left out: files of
+ * types only (erased, they never run) and the browser's scripts under src/portal/assets/ (they
+ * run in Chromium, in test/e2e/). The report lists the least-covered files and the total, and
+ * fails below COVERAGE_FLOOR_PERCENT.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
