@@ -33,10 +33,10 @@ describe('batches paced by time', () => {
     assert.equal(nextBatchSize(100, 3, 500, 4), 100, 'near the target: stays');
   });
 
-  test('a slow batch shrinks the next; quick ones grow back; each pause is as long as the batch took', async () => {
+  test('a run starts at 10 rows and doubles while batches are quick; a slow one shrinks the next; each pause is as long as the batch took', async () => {
     const pacing = fakePacing();
     const asked: number[] = [];
-    const took = [40, 1, 1, 1, 1, 1];
+    const took = [1, 1, 1, 40, 1, 1, 1, 1, 1, 1];
     let left = 1_750;
     const changed = await inBatches(
       async (size) => {
@@ -49,10 +49,14 @@ describe('batches paced by time', () => {
       { batchSize: 500, maxBatches: 10, db: null, pacing },
     );
     assert.equal(changed, 1_750);
-    assert.deepEqual(asked, [500, 50, 100, 200, 400, 500, 500], 'the last finds none left: the run ends');
+    assert.deepEqual(
+      asked,
+      [10, 20, 40, 80, 10, 20, 40, 80, 160, 320, 500, 500],
+      'the last finds fewer than it asked for: the run ends',
+    );
     assert.deepEqual(
       pacing.pauses,
-      [0, 40, 1, 1, 1, 1, 1],
+      [0, 1, 1, 1, 40, 1, 1, 1, 1, 1, 1, 1],
       'a turn of the event loop first, then as long as each took',
     );
   });
@@ -82,7 +86,7 @@ describe('batches paced by time', () => {
       { batchSize: 100, maxBatches: 3, db: null, pacing },
     );
     assert.equal(changed, 300);
-    assert.deepEqual(asked, [100, 50, 25, 12, ...Array<number>(11).fill(10), 3]);
+    assert.deepEqual(asked, Array<number>(30).fill(10), 'each batch slow: the smallest, until the budget is spent');
   });
 
   test('a batch that finds fewer rows than it asked for ends the run', async () => {
@@ -95,8 +99,8 @@ describe('batches paced by time', () => {
       },
       { batchSize: 20, db: null, pacing },
     );
-    assert.equal(changed, 27);
-    assert.deepEqual(asked, [20, 20]);
+    assert.equal(changed, 17);
+    assert.deepEqual(asked, [10, 20]);
     assert.deepEqual(pacing.pauses, [0, 0]);
   });
 

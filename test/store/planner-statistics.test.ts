@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompiledQuery, sql, type Compilable } from 'kysely';
 import { buildPeriodicJobs } from '../../src/jobs/schedule.ts';
-import { migrate } from '../../src/store/db.ts';
+import { migrate, SQLITE_ANALYSIS_LIMIT } from '../../src/store/db.ts';
 import { spentNoncesPurgeBatch } from '../../src/store/spent-nonces.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 
@@ -69,6 +69,21 @@ forEachDialect('planner statistics', (dialect) => {
           .executeTakeFirstOrThrow()
       ).n,
     );
+
+  if (dialect === 'sqlite') {
+    test('SQLite samples each index rather than reading it whole: the statistics follow, at a bounded cost', async () => {
+      const [limit] = (await sql<{ analysis_limit: number }>`pragma analysis_limit`.execute(h.store.db)).rows;
+      assert.equal(limit?.analysis_limit, SQLITE_ANALYSIS_LIMIT);
+      assert.ok(SQLITE_ANALYSIS_LIMIT < GROWN, 'a table of GROWN rows is sampled below');
+      const now = h.clock.now();
+      await staleStatistics(now, 0);
+      await sql`pragma optimize = 0x10002`.execute(h.store.db);
+      const { rows } = await sql<{
+        stat: string;
+      }>`select stat from sqlite_stat1 where idx = 'spent_nonces_expiry'`.execute(h.store.db);
+      assert.equal(rows[0]?.stat.split(' ')[0], String(GROWN + 3), 'the row count, from a sample');
+    });
+  }
 
   test('the purge job renews them first: its batches look rows up by key, not by scanning the table', async () => {
     const now = h.clock.now();
