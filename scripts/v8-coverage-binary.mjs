@@ -14,6 +14,7 @@ if (process.env.NODE_V8_COVERAGE) {
   session.connect();
   session.post('Profiler.enable');
   session.post('Profiler.startPreciseCoverage', { callCount: false, detailed: true });
-  // Kept for the life of the process: a session that ends stops the coverage it started.
+  // Kept connected for the life of the process: disconnected, it would stop the coverage it
+  // started, and V8 would fall back to whole functions (a function that ran, every line covered).
   globalThis[Symbol.for('matricula.coverageSession')] = session;
 }

@@ -13,14 +13,18 @@ import { coverageEnv } from '../../scripts/test.ts';
  * suite less CPU. A process started with the run's environment is looked at from outside.
  */
 
-/** A function called five times; its coverage entry in the file node writes. */
-const PROGRAM = `function fiveTimes() { return 1; }\nlet n = 0;\nfor (let i = 0; i < 5; i++) n += fiveTimes();\nconsole.log(n);\n`;
+/** A function called five times, with a branch it never takes; its coverage in the file node writes. */
+const PROGRAM = `function fiveTimes(i) {\n  if (i > 10) {\n    return 2;\n  }\n  return 1;\n}\nlet n = 0;\nfor (let i = 0; i < 5; i++) n += fiveTimes(i);\nconsole.log(n);\n`;
 
 interface Coverage {
   result: Array<{ url: string; functions: Array<{ functionName: string; ranges: Array<{ count: number }> }> }>;
 }
 
-/** Runs PROGRAM with `env` and returns the count V8 wrote for `fiveTimes`. */
+/**
+ * Runs PROGRAM with `env` and returns the count V8 wrote for `fiveTimes`, once it has checked that
+ * the coverage is of blocks: the branch never taken is a range of its own, counted 0 (coverage of
+ * whole functions would count its lines as run).
+ */
 function countOfFiveTimes(env: NodeJS.ProcessEnv, dir: string, program: string): number {
   const out = spawnSync(process.execPath, [program], { env, encoding: 'utf8' });
   assert.equal(out.status, 0, out.stderr);
@@ -32,6 +36,10 @@ function countOfFiveTimes(env: NodeJS.ProcessEnv, dir: string, program: string):
   assert.ok(script, 'the program is in its coverage');
   const fn = script.functions.find((f) => f.functionName === 'fiveTimes');
   assert.ok(fn, 'fiveTimes is in its coverage');
+  assert.ok(
+    fn.ranges.slice(1).some((range) => range.count === 0),
+    `the branch never taken is a block counted 0: ${JSON.stringify(fn.ranges)}`,
+  );
   return fn.ranges[0]!.count;
 }
 
