@@ -11,9 +11,9 @@
  * rows), a quick one lets the next grow, doubling up to the nominal size, a batch that took longer
  * than `BATCH_TARGET_MS` makes the next one smaller, and after each batch the service pauses as
  * long as the batch took (before the first, it lets the event loop turn), so that background work
- * holds the database at most about half of the time and a request waits at most about one batch. While a run lasts, the store does what its dialect
- * needs to keep requests quick beside it (SQLite checkpoints its write-ahead log in small steps:
- * store/batch-checkpoints.ts).
+ * holds the database at most about half of the time and a request waits at most about one batch.
+ * While a run lasts, the store does what its dialect needs to keep requests quick beside it
+ * (SQLite checkpoints its write-ahead log in small steps: store/batch-checkpoints.ts).
  */
 import { duringBatches, type Db } from '../store/db.ts';
 

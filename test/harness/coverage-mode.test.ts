@@ -60,7 +60,7 @@ describe('coverage runs record whether code ran', () => {
     }
   });
 
-  test('keeps the NODE_OPTIONS it is given, and adds the preload once', () => {
+  test('keeps the NODE_OPTIONS it is given, and adds the preload after them', () => {
     const env = coverageEnv({ NODE_OPTIONS: '--max-old-space-size=512', KEEP: 'x' }, '/tmp/v8');
     assert.equal(env.NODE_V8_COVERAGE, '/tmp/v8');
     assert.equal(env.KEEP, 'x');
