@@ -66,6 +66,8 @@ export class SqliteCheckpointer {
   #worker: Worker | undefined;
   #commits = 0;
   #holds = 0;
+  /** Runs of background batches under way ({@link eagerly}). */
+  #eager = 0;
   /** Callers waiting for the thread to be idle. */
   #waiters = 0;
   #stopped = false;
@@ -100,7 +102,7 @@ export class SqliteCheckpointer {
 
   /** A write committed on the store's connection: every so many, the thread is asked to checkpoint. */
   committed(): void {
-    const every = this.#worker ? CHECKPOINT_EVERY_COMMITS : THREAD_START_COMMITS;
+    const every = this.#worker ? (this.#eager > 0 ? 1 : CHECKPOINT_EVERY_COMMITS) : THREAD_START_COMMITS;
     if (++this.#commits < every || this.#holds > 0 || this.#stopped) return;
     if (this.#ask()) this.#commits = 0;
   }
@@ -131,6 +133,20 @@ export class SqliteCheckpointer {
       return await work();
     } finally {
       this.#holds--;
+    }
+  }
+
+  /**
+   * Runs `work` (a run of background batches) with a checkpoint asked after every commit while it
+   * lasts, not every {@link CHECKPOINT_EVERY_COMMITS}: a batch of scattered deletes writes hundreds
+   * of pages, and the thread copies them while the run pauses after the batch.
+   */
+  async eagerly<T>(work: () => Promise<T>): Promise<T> {
+    this.#eager++;
+    try {
+      return await work();
+    } finally {
+      this.#eager--;
     }
   }
 

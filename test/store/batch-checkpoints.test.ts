@@ -11,16 +11,17 @@ import {
   WAL_CHECKPOINT_PAGES,
 } from '../../src/store/sqlite-checkpointer.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
+import { spendNonce } from '../../src/store/spent-nonces.ts';
 import { installStatementCounter } from '../support/statements.ts';
 import { createEndpoint } from '../support/webhooks.ts';
 
 /**
- * Issue 30: while background batches run, SQLite checkpoints its write-ahead log every 100 pages
- * instead of every 1,000 (store/batch-checkpoints.ts), so that no request's commit copies
- * 1,000 pages of a purge's writes into the database file (the API's p99 during a purge of 200,000
- * spent nonces: 15–17 ms → 6.5–7.8 ms, bench/scale.ts). Outside a run the store's resting setting
- * stays: SQLite's default, or a backstop once the checkpoint thread runs
- * (store/sqlite-checkpointer.ts). On PostgreSQL a run changes nothing of the connection.
+ * Issue 30: while background batches run, no request's commit copies a purge's writes into the
+ * database file (store/batch-checkpoints.ts). Before the store's checkpoint thread starts, SQLite
+ * checkpoints its write-ahead log every 100 pages instead of every 1,000 meanwhile; once it runs,
+ * the thread is asked for a checkpoint after every commit of the run and commits keep the backstop
+ * (store/sqlite-checkpointer.ts). Outside a run the store's resting setting stays. On PostgreSQL a
+ * run changes nothing of the connection.
  */
 const counter = installStatementCounter();
 
@@ -55,17 +56,6 @@ forEachDialect('background batches and checkpoints', (dialect) => {
       { batchSize: 1, maxBatches: 10, db: h.store.db, pacing: noPauses },
     );
   }
-
-  test('the resting setting: SQLite’s default, the backstop once the thread checkpoints', async () => {
-    if (dialect === 'postgres') return assert.equal(checkpointerOf(h.store.db), undefined);
-    // The test store has not committed enough to start its thread: SQLite's default.
-    assert.equal(checkpointerOf(h.store.db)?.started, false);
-    assert.equal(await checkpointPages(), WAL_CHECKPOINT_PAGES);
-    // Started (as THREAD_START_COMMITS commits would), the backstop; the tests below run so.
-    await checkpointerOf(h.store.db)!.checkpoint();
-    assert.equal(restingCheckpointPages(h.store.db), BACKSTOP_WAL_PAGES);
-    assert.equal(await checkpointPages(), BACKSTOP_WAL_PAGES);
-  });
 
   test('a run checkpoints in small steps; the default is back after it', async () => {
     assert.equal(await checkpointPages(), outside(), 'the store opens with its resting setting');
@@ -104,6 +94,8 @@ forEachDialect('background batches and checkpoints', (dialect) => {
   });
 
   test('every batched periodic job runs its batches so', async () => {
+    // Before the store's thread starts (the test after these starts it).
+    assert.equal(checkpointerOf(h.store.db)?.started ?? false, false);
     const jobs = buildPeriodicJobs({
       services: h.services,
       clock: h.clock,
@@ -133,5 +125,44 @@ forEachDialect('background batches and checkpoints', (dialect) => {
     const lowers = statements.filter((s) => /^pragma wal_autocheckpoint = 100$/.test(s)).length;
     assert.equal(lowers, dialect === 'sqlite' ? 1 : 0, statements.join('; '));
     assert.equal(await checkpointPages(), outside());
+  });
+  test('the resting setting: SQLite’s default, the backstop once the thread checkpoints', async () => {
+    if (dialect === 'postgres') return assert.equal(checkpointerOf(h.store.db), undefined);
+    // The tests above did not commit enough to start the store's thread: SQLite's default.
+    assert.equal(checkpointerOf(h.store.db)?.started, false);
+    assert.equal(await checkpointPages(), WAL_CHECKPOINT_PAGES);
+    // Started (as THREAD_START_COMMITS commits would), the backstop; the test below runs so.
+    await checkpointerOf(h.store.db)!.checkpoint();
+    assert.equal(restingCheckpointPages(h.store.db), BACKSTOP_WAL_PAGES);
+    assert.equal(await checkpointPages(), BACKSTOP_WAL_PAGES);
+  });
+
+  test('with the thread running, a run keeps the backstop and the thread copies after each batch', async () => {
+    if (dialect === 'postgres') return;
+    const checkpointer = checkpointerOf(h.store.db)!;
+    assert.equal(checkpointer.started, true);
+    await checkpointer.settled();
+    const before = checkpointer.counts.checkpoints;
+    const seen: Array<number | null> = [];
+    const ISO = new Date().toISOString();
+    let left = 3;
+    await inBatches(
+      async () => {
+        seen.push(await checkpointPages());
+        // One commit per batch (fewer than CHECKPOINT_EVERY_COMMITS in all), then its checkpoint.
+        await spendNonce(h.store.db, { orgId: tenant.orgId, nonceHash: `batch-${left}`, spentAt: ISO, expiresAt: ISO });
+        await checkpointer.settled();
+        left--;
+        return { seen: left > 0 ? 1 : 0, changed: 1 };
+      },
+      { batchSize: 1, maxBatches: 10, db: h.store.db, pacing: noPauses },
+    );
+    assert.deepEqual(seen, [BACKSTOP_WAL_PAGES, BACKSTOP_WAL_PAGES, BACKSTOP_WAL_PAGES]);
+    assert.equal(checkpointer.counts.checkpoints, before + 3, 'one checkpoint of the thread per batch’s commit');
+    // Outside the run, commits ask for one every CHECKPOINT_EVERY_COMMITS again.
+    await spendNonce(h.store.db, { orgId: tenant.orgId, nonceHash: 'after', spentAt: ISO, expiresAt: ISO });
+    await checkpointer.settled();
+    assert.equal(checkpointer.counts.checkpoints, before + 3);
+    assert.equal(await checkpointPages(), BACKSTOP_WAL_PAGES);
   });
 });

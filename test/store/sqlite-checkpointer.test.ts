@@ -72,6 +72,32 @@ describe('the SQLite checkpoint thread', () => {
     assert.equal(checkpointerOf(store.db), undefined, 'closing the store ends its thread');
   });
 
+  test('while a run of background batches lasts, every commit asks the thread for a checkpoint', async () => {
+    const store = await openStore(t.url);
+    try {
+      const checkpointer = checkpointerOf(store.db)!;
+      await checkpointer.checkpoint();
+      const before = checkpointer.counts.checkpoints;
+      // A batch of scattered deletes writes hundreds of pages in one commit: the thread copies
+      // them after it, not after CHECKPOINT_EVERY_COMMITS such commits (or a commit at the backstop).
+      await checkpointer.eagerly(async () => {
+        for (let i = 0; i < 3; i++) {
+          await commits(store, 1);
+          await checkpointer.settled();
+        }
+      });
+      assert.equal(checkpointer.counts.checkpoints, before + 3, JSON.stringify(checkpointer.counts));
+      // After the run, fewer than CHECKPOINT_EVERY_COMMITS commits ask for none.
+      for (let i = 0; i < 3; i++) {
+        await commits(store, 1);
+        await checkpointer.settled();
+      }
+      assert.equal(checkpointer.counts.checkpoints, before + 3, JSON.stringify(checkpointer.counts));
+    } finally {
+      await store.close();
+    }
+  });
+
   test('an erasure’s TRUNCATE waits for the thread’s checkpoint and empties the log', async () => {
     const store = await openStore(t.url);
     try {
