@@ -10,8 +10,8 @@ import {
   restingCheckpointPages,
   WAL_CHECKPOINT_PAGES,
 } from '../../src/store/sqlite-checkpointer.ts';
-import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { spendNonce } from '../../src/store/spent-nonces.ts';
+import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { installStatementCounter } from '../support/statements.ts';
 import { createEndpoint } from '../support/webhooks.ts';
 
@@ -126,6 +126,7 @@ forEachDialect('background batches and checkpoints', (dialect) => {
     assert.equal(lowers, dialect === 'sqlite' ? 1 : 0, statements.join('; '));
     assert.equal(await checkpointPages(), outside());
   });
+
   test('the resting setting: SQLite’s default, the backstop once the thread checkpoints', async () => {
     if (dialect === 'postgres') return assert.equal(checkpointerOf(h.store.db), undefined);
     // The tests above did not commit enough to start the store's thread: SQLite's default.
