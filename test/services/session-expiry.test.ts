@@ -96,21 +96,24 @@ forEachDialect('expiring sessions in one statement', (dialect) => {
   let tenant: Tenant;
   useHarness(dialect, (...suite) => ([h, tenant] = suite));
 
-  test('only the sessions still open move; the ids of those that did come back', async () => {
+  test('only the sessions still open and past their expiry move; the ids of those that did come back', async () => {
     const open = await createSession(h, tenant, { expiresInSeconds: 60 });
     const cancelled = await createSession(h, tenant, { expiresInSeconds: 60 });
+    const notDue = await createSession(h, tenant, { expiresInSeconds: 600 });
     await h.store.db
       .updateTable('sessions')
       .set({ status: 'cancelled' })
       .where('id', '=', cancelled.sessionId)
       .execute();
+    h.clock.advance(60_000);
     const at = h.clock.now().toISOString();
-    const moved = await expireSessions(h.store.db, [open.sessionId, cancelled.sessionId, 'sess_unknown'], at);
-    assert.deepEqual([...moved], [open.sessionId]);
+    const ids = [open.sessionId, cancelled.sessionId, notDue.sessionId, 'sess_unknown'];
+    const moved = await expireSessions(h.store.db, ids, at);
+    assert.deepEqual([...moved], [open.sessionId], 'expired at its very deadline, not before');
     const rows = await h.store.db
       .selectFrom('sessions')
       .select(['id', 'status', 'updated_at'])
-      .where('id', 'in', [open.sessionId, cancelled.sessionId])
+      .where('id', 'in', [open.sessionId, cancelled.sessionId, notDue.sessionId])
       .orderBy('id')
       .execute();
     assert.deepEqual(
@@ -118,6 +121,7 @@ forEachDialect('expiring sessions in one statement', (dialect) => {
       [
         [open.sessionId, 'expired'],
         [cancelled.sessionId, 'cancelled'],
+        [notDue.sessionId, 'pending'],
       ].sort(),
     );
     assert.equal(rows.find((row) => row.id === open.sessionId)?.updated_at, at);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompiledQuery, sql, type Compilable } from 'kysely';
 import { OPEN_STATUSES, SESSION_STATUSES } from '../../src/domain/session-state.ts';
+import { expireSessionsQuery } from '../../src/store/session-transitions.ts';
 import { listSessions, sessionsDueForExpiry } from '../../src/store/sessions.ts';
 import { analyzeOwnTables, forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { postgresGenericPlan } from '../support/plans.ts';
@@ -83,6 +84,60 @@ forEachDialect('session indexes of migration 0022', (dialect) => {
     assert.deepEqual(
       (await query.execute()).map((row) => row.id),
       [1, 2, 3, 4].map((n) => id(ENDED + n)),
+    );
+  });
+
+  test('expiring due sessions reads only the due ones, even planned from statistics of fewer open sessions', async () => {
+    // The statistics of the test before (8 open sessions) are kept; 2,000 more open sessions,
+    // none due, come after them, as a year-sized installation's open sessions outgrow the
+    // statistics PostgreSQL last took. Planned from those, the expiry's UPDATE read its ids
+    // through the partial index of open sessions, filtering every open one (bench/scale.ts).
+    const now = h.clock.now().getTime();
+    const OPEN = 2_000;
+    await insert(ENDED + 100, OPEN, OPEN_STATUSES, iso(now + 600_000));
+    const due = [1, 2, 3, 4].map((n) => id(ENDED + n));
+    const notDue = [ENDED + 5, ENDED + 100, ENDED + 101].map(id);
+    const query = expireSessionsQuery(h.store.db, [...due, ...notDue], iso(now));
+    const compiled = query.compile();
+    let read: number;
+    if (dialect === 'postgres') {
+      const { rows } = await h.store.db.executeQuery<{ 'QUERY PLAN': unknown }>(
+        CompiledQuery.raw(`explain (analyze, format json) ${compiled.sql}`, [...compiled.parameters]),
+      );
+      // Every row a step of the plan read from sessions: those it passed on and those it filtered.
+      read = 0;
+      const visit = (node: Record<string, unknown>) => {
+        if (node['Relation Name'] === 'sessions' && node['Node Type'] !== 'ModifyTable')
+          read += Number(node['Actual Rows'] ?? 0) + Number(node['Rows Removed by Filter'] ?? 0);
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
+      };
+      const [explained] = rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>;
+      visit(explained.Plan);
+    } else {
+      // SQLite has no EXPLAIN ANALYZE: its plan looks the ids up by key, or reads the open
+      // sessions' index only as far as the deadline.
+      const detail = (
+        await h.store.db.executeQuery<{ detail: string }>(
+          CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]),
+        )
+      ).rows
+        .map((row) => row.detail)
+        .join('\n');
+      assert.doesNotMatch(detail, /SCAN sessions|sessions_open_due(?! \(expires_at<\?\))/, detail);
+      await query.execute();
+      read = due.length + notDue.length;
+    }
+    assert.ok(read <= 20, `the UPDATE read ${read} rows of sessions for ${due.length + notDue.length} ids`);
+    const rows = await h.store.db
+      .selectFrom('sessions')
+      .select(['id', 'status'])
+      .where('id', 'in', [...due, ...notDue])
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      rows.filter((row) => row.status === 'expired').map((row) => row.id),
+      due,
+      'the due sessions expired; the open ones not yet due did not',
     );
   });
 
