@@ -2,27 +2,32 @@ import { systemClock, type Clock, type TimerHandle } from '../domain/clock.ts';
 
 /**
  * A background job that runs one step at a time: `runOnce()` for tests (no timers involved),
- * `start()` to repeat it every `intervalMs` in production, `stop()` that waits for the step in
- * flight. A step that throws is logged and retried at the next tick. Its timer runs on the injected
+ * `start()` to repeat it every `intervalMs` in production, `stop()` that aborts the step in flight
+ * (its signal: a run of paced batches ends after the batch in flight) and waits for it. A step that throws is logged and retried at the next tick. Its timer runs on the injected
  * clock, so a test with a TestClock moves it by moving the clock.
  */
 export class PeriodicJob {
   #timer: TimerHandle | undefined;
   #running: Promise<unknown> | undefined;
+  #abort: AbortController | undefined;
   #stopped = true;
 
   constructor(
     readonly name: string,
-    private readonly step: () => Promise<unknown>,
+    private readonly step: (signal: AbortSignal) => Promise<unknown>,
     readonly intervalMs: number,
     private readonly onError: (err: unknown) => void,
     private readonly clock: Clock = systemClock,
   ) {}
 
   runOnce(): Promise<unknown> {
-    this.#running ??= this.step().finally(() => {
-      this.#running = undefined;
-    });
+    if (!this.#running) {
+      const abort = new AbortController();
+      this.#abort = abort;
+      this.#running = this.step(abort.signal).finally(() => {
+        this.#running = undefined;
+      });
+    }
     return this.#running;
   }
 
@@ -60,6 +65,7 @@ export class PeriodicJob {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.clock.clearTimeout(this.#timer);
+    if (this.#running) this.#abort?.abort();
     await this.#running?.catch(() => undefined);
   }
 }

@@ -30,21 +30,21 @@ export function buildPeriodicJobs(input: {
 }): PeriodicJob[] {
   const { services, clock, log } = input;
   const intervals = input.config.jobs;
-  const job = (name: string, step: () => Promise<unknown>, seconds: number) =>
+  const job = (name: string, step: (signal: AbortSignal) => Promise<unknown>, seconds: number) =>
     new PeriodicJob(name, step, seconds * 1000, (err) => log.error({ err, job: name }, 'background job failed'), clock);
   return [
-    job('session-expiry', () => expireDueSessions(services), intervals.sessionExpirySeconds),
+    job('session-expiry', (signal) => expireDueSessions(services, { signal }), intervals.sessionExpirySeconds),
     // Rows that only keep a table from growing: idempotent responses past 24 h, and nonces spent
     // by direct verify past their expiry (whose presentations are stale by then). First the
     // planner's statistics of tables whose size changed tenfold, so that the purges are planned
     // from the tables as they are now (services/planner-statistics.ts).
     job(
       'expired-rows-purge',
-      async () => {
+      async (signal) => {
         await refreshStatistics(services);
         return {
-          idempotencyKeys: await purgeExpiredIdempotencyKeys(services),
-          spentNonces: await purgeExpiredSpentNonces(services),
+          idempotencyKeys: await purgeExpiredIdempotencyKeys(services, { signal }),
+          spentNonces: await purgeExpiredSpentNonces(services, { signal }),
           dashboardSignIns: await purgeExpiredDashboardSignIns(services),
           loginRequests: await purgeExpiredLoginRows(services),
         };
@@ -52,9 +52,9 @@ export function buildPeriodicJobs(input: {
       intervals.expiredRowsPurgeSeconds,
     ),
     // RESULT_RETENTION_DAYS: sessions ended longer ago are redacted, old attempt bodies dropped.
-    job('result-retention', () => applyResultRetention(services), intervals.resultRetentionSeconds),
+    job('result-retention', (signal) => applyResultRetention(services, { signal }), intervals.resultRetentionSeconds),
     // EVENT_RETENTION_DAYS: older events go, with their deliveries and attempts.
-    job('event-retention', () => applyEventRetention(services), intervals.eventRetentionSeconds),
+    job('event-retention', (signal) => applyEventRetention(services, { signal }), intervals.eventRetentionSeconds),
     // Federation aggregates due per their cacheDuration (or FEDERATION_REFRESH_MAX_SECONDS), and
     // those past validUntil whose entries must be withdrawn.
     job('federation-refresh', () => refreshDueFederations(services), intervals.federationRefreshSeconds),

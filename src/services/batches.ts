@@ -9,12 +9,16 @@
  * 500-row batch held SQLite for 25–50 ms in a year-sized database where the same batch of
  * neighbouring rows took 1 ms. So batches are paced by time: a run's first batch is small (10
  * rows), a quick one lets the next grow, doubling up to the nominal size, a batch that took longer
- * than `BATCH_TARGET_MS` makes the next one smaller, and after each batch the service pauses as
- * long as the batch took (before the first, it lets the event loop turn), so that background work
- * holds the database at most about half of the time and a request waits at most about one batch.
+ * than `BATCH_TARGET_MS` makes the next one smaller, and after each batch the service pauses (before
+ * the first, it lets the event loop turn), so that a request waits at most about one batch, and
+ * only a few requests meet a batch at all: a periodic job's batches hold the database about a tenth
+ * of the time (`BACKGROUND_SHARE`, as PostgreSQL's autovacuum sleeps between its chunks of work),
+ * work a caller waits for (an endpoint's deletion) about half (`WAITED_SHARE`). A periodic job's
+ * run ends early, after the batch in flight, when the job is stopped (`BatchOptions.signal`).
  * While a run lasts, the store does what its dialect needs to keep requests quick beside it
  * (SQLite checkpoints its write-ahead log in small steps: store/batch-checkpoints.ts).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { duringBatches, type Db } from '../store/db.ts';
 
 /** Rows per batch of a purge of small rows (spent nonces, idempotent responses, attempt bodies). */
@@ -30,6 +34,16 @@ export const ENDPOINT_DELIVERY_BATCH = 250;
 export const MAX_BATCHES_PER_RUN = 200;
 /** How long one batch should hold the database: about an idle request's p99 on SQLite. */
 export const BATCH_TARGET_MS = 4;
+/**
+ * The share of a periodic job's run its batches may take: after a batch of 4 ms, a pause of 36.
+ * Half (a pause as long as the batch) had the API's p99 during bench/scale.ts's purge burst of
+ * 200,000 spent nonces on SQLite at 5.3–7.6 ms against 1.5–1.6 idle, every other request meeting a
+ * batch; a tenth: 1.9–2.3 ms, the burst's 100,000 rows in 2.1 s instead of 0.3 (bench/README.md,
+ * twenty-first sitting). A purge still deletes tens of thousands of rows a second.
+ */
+export const BACKGROUND_SHARE = 0.1;
+/** The share of work a caller waits for (deleting an endpoint with its deliveries). */
+export const WAITED_SHARE = 0.5;
 /** The longest pause between two batches (a batch slowed by something else, a checkpoint, a lock). */
 const MAX_PAUSE_MS = 50;
 /** The smallest paced batch. */
@@ -40,15 +54,22 @@ export interface BatchOptions {
   batchSize?: number;
   /** At most `maxBatches × batchSize` rows per run. */
   maxBatches?: number;
+  /** Aborted: the run ends after the batch in flight (a periodic job being stopped). */
+  signal?: AbortSignal;
 }
 
 /** How batches are timed and spaced; tests inject their own. */
 export interface Pacing {
   /** Milliseconds, monotonic. */
   now(): number;
-  /** Waits `ms` (0: lets every callback that is ready run first). */
-  pause(ms: number): Promise<void>;
+  /** Waits `ms` (0: lets every callback that is ready run first), less if `signal` is aborted. */
+  pause(ms: number, signal?: AbortSignal): Promise<void>;
   targetMs: number;
+}
+
+/** Waits `ms`, or until `signal` is aborted, whichever comes first; never rejects. */
+export function pauseFor(ms: number, signal?: AbortSignal): Promise<void> {
+  return sleep(ms, undefined, { signal }).catch(() => undefined);
 }
 
 /** Lets every callback that is ready run (I/O included) before the next batch. */
@@ -58,7 +79,7 @@ export function yieldToEventLoop(): Promise<void> {
 
 const REAL_PACING: Pacing = {
   now: () => performance.now(),
-  pause: (ms) => (ms < 1 ? yieldToEventLoop() : new Promise((resolve) => setTimeout(resolve, ms))),
+  pause: (ms, signal) => (ms < 1 ? yieldToEventLoop() : pauseFor(ms, signal)),
   targetMs: BATCH_TARGET_MS,
 };
 
@@ -75,7 +96,15 @@ export interface RunOptions {
   batchSize: number;
   maxBatches: number;
   db: Db | null;
+  /** The share of the run's time its batches may take (default `BACKGROUND_SHARE`). */
+  share?: number;
+  signal?: AbortSignal;
   pacing?: Pacing;
+}
+
+/** The pause after a batch of `ms`, so that batches take `share` of the time, at most MAX_PAUSE_MS. */
+export function pauseAfter(ms: number, share: number): number {
+  return Math.min(ms * (1 / share - 1), MAX_PAUSE_MS);
 }
 
 /**
@@ -103,11 +132,13 @@ async function batchesOf(
   let size = Math.min(options.batchSize, MIN_BATCH_ROWS);
   let changed = 0;
   let lastMs = -1;
+  const share = options.share ?? BACKGROUND_SHARE;
   while (budget > 0) {
     // Before the first batch too: a job's steps are runs of their own (a purge of each table), and
     // on SQLite, whose statements complete at once, two runs back to back held the event loop from
     // the first statement of one to the last of the other, every request waiting meanwhile.
-    await pacing.pause(lastMs >= 0 ? Math.min(lastMs, MAX_PAUSE_MS) : 0);
+    await pacing.pause(lastMs >= 0 ? pauseAfter(lastMs, share) : 0, options.signal);
+    if (options.signal?.aborted) break;
     const asked = Math.min(size, budget);
     const started = pacing.now();
     const result = await batch(asked);
@@ -123,7 +154,7 @@ async function batchesOf(
 /** A purge: `deleteBatch(limit)` deletes at most `limit` rows and says how many, until none are left. */
 export function purgeInBatches(
   deleteBatch: (limit: number) => Promise<number>,
-  options: BatchOptions & Pick<RunOptions, 'db' | 'pacing'>,
+  options: BatchOptions & Pick<RunOptions, 'db' | 'pacing' | 'share'>,
 ): Promise<number> {
   return inBatches(
     async (size) => {
@@ -134,6 +165,8 @@ export function purgeInBatches(
       batchSize: options.batchSize ?? PURGE_BATCH_ROWS,
       maxBatches: options.maxBatches ?? MAX_BATCHES_PER_RUN,
       db: options.db,
+      share: options.share,
+      signal: options.signal,
       pacing: options.pacing,
     },
   );

@@ -31,6 +31,7 @@ export async function applyEventRetention(
       batchSize: options.batchSize ?? EVENT_BATCH,
       maxBatches: options.maxBatches ?? MAX_BATCHES_PER_RUN,
       db: deps.db,
+      signal: options.signal,
     },
   );
 }

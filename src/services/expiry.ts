@@ -43,6 +43,11 @@ export async function expireDueSessions(deps: ServiceDeps, options: BatchOptions
       for (let i = 0; i < expired; i++) deps.metrics.sessionCompleted({ outcome: 'expired', format: 'none' });
       return { seen: due.length, changed: expired };
     },
-    { batchSize: options.batchSize ?? EXPIRY_BATCH, maxBatches: options.maxBatches ?? EXPIRY_BATCHES, db: deps.db },
+    {
+      batchSize: options.batchSize ?? EXPIRY_BATCH,
+      maxBatches: options.maxBatches ?? EXPIRY_BATCHES,
+      db: deps.db,
+      signal: options.signal,
+    },
   );
 }

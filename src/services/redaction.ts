@@ -109,13 +109,14 @@ export async function applyResultRetention(
       // the next. On SQLite every statement completes at once, so without this turn of the event
       // loop a batch of redactions ran as one stretch, and every request waited for all of them.
       await yieldToEventLoop();
+      if (options.signal?.aborted) break;
       if (!(await redact(deps, session, now.toISOString()))) continue;
       redacted++;
       deps.metrics.sessionRedacted({ trigger: 'retention' });
     }
     if (redacted > 0) await afterRedactionBatch(deps.db);
     sessions += redacted;
-    if (due.length < batchSize) break;
+    if (due.length < batchSize || options.signal?.aborted) break;
   }
   const attemptBodies = await purgeInBatches(
     async (limit) => {
@@ -123,7 +124,7 @@ export async function applyResultRetention(
       if (cleared > 0) await afterRedactionBatch(deps.db);
       return cleared;
     },
-    { ...options.attemptBodies, db: deps.db },
+    { signal: options.signal, ...options.attemptBodies, db: deps.db },
   );
   await afterRetentionSweep(deps.db, sessions > 0 ? REDACTION_TABLES : attemptBodies > 0 ? ['webhook_attempts'] : []);
   return { sessions, attemptBodies };

@@ -21,7 +21,7 @@ import {
 import { newSigningSecret } from '../webhooks/secrets.ts';
 import { checkTargetUrl } from '../outbound/ssrf.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
-import { ENDPOINT_DELIVERY_BATCH, purgeInBatches, type BatchOptions } from './batches.ts';
+import { ENDPOINT_DELIVERY_BATCH, purgeInBatches, WAITED_SHARE, type BatchOptions } from './batches.ts';
 import type { ServiceDeps } from './deps.ts';
 
 /** How long the secret replaced by a rotation keeps signing (docs/webhooks.md, Signing secrets). */
@@ -228,6 +228,7 @@ export async function deleteEndpointFor(
     batchSize: options.batchSize ?? ENDPOINT_DELIVERY_BATCH,
     maxBatches: Number.POSITIVE_INFINITY,
     db: deps.db,
+    share: WAITED_SHARE,
   });
   await deps.db.transaction().execute((trx) => deleteEndpoint(trx, endpoint.id));
   return { id: endpoint.id, deletedAt: deps.clock.now().toISOString() };

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { PeriodicJob } from '../../src/jobs/periodic.ts';
 import { buildPeriodicJobs } from '../../src/jobs/schedule.ts';
 import { forEachDialect, useHarness, type Harness, type Tenant } from '../support/harness.ts';
 import { createSession } from '../support/sessions.ts';
@@ -101,6 +102,60 @@ forEachDialect('periodic jobs', (dialect) => {
     } finally {
       await Promise.all(jobs.map((job) => job.stop()));
     }
+    assert.deepEqual(failures, []);
+  });
+
+  test('a job stopped while its step runs ends that step early and leaves its work to the next', async () => {
+    // Stopping a process must not wait for a paced run of many batches (services/batches.ts): the
+    // step's signal ends each run before its next batch. Here each job is stopped as soon as its
+    // step starts, before its first batch: the work is still there, and the next step does it.
+    const [expiry, purge, retention, eventRetention] = build();
+    const session = await createSession(h, tenant);
+    const stored = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: { ...tenant.auth, 'idempotency-key': 'jobs-stopped' },
+      payload: { name: 'Stopped' },
+    });
+    assert.equal(stored.statusCode, 201);
+    const sessionRow = () =>
+      h.store.db
+        .selectFrom('sessions')
+        .select(['status', 'redacted_at'])
+        .where('id', '=', session.sessionId)
+        .executeTakeFirstOrThrow();
+    const keys = async () =>
+      (await h.store.db.selectFrom('idempotency_keys').select('idempotency_key').execute()).length;
+    const events = async () => (await h.store.db.selectFrom('events').select('id').execute()).length;
+    const stoppedAtOnce = async (job: PeriodicJob | undefined) => {
+      const step = job!.runOnce();
+      await job!.stop();
+      await step;
+    };
+
+    h.clock.set(new Date(Date.parse(session.expiresAt) + 1));
+    await stoppedAtOnce(expiry);
+    assert.equal((await sessionRow()).status, session.status, 'a stopped expiry expires nothing');
+    await expiry!.runOnce();
+    assert.equal((await sessionRow()).status, 'expired');
+
+    h.clock.advance(40 * 24 * HOUR_MS);
+    const keysBefore = await keys();
+    const eventsBefore = await events();
+    assert.ok(keysBefore > 0 && eventsBefore > 0);
+    await stoppedAtOnce(purge);
+    assert.equal(await keys(), keysBefore, 'a stopped purge deletes nothing');
+    await stoppedAtOnce(retention);
+    assert.equal((await sessionRow()).redacted_at, null, 'a stopped retention redacts nothing');
+    await stoppedAtOnce(eventRetention);
+    assert.equal(await events(), eventsBefore, 'a stopped event retention deletes nothing');
+
+    await purge!.runOnce();
+    assert.equal(await keys(), 0);
+    await eventRetention!.runOnce();
+    assert.equal(await events(), 0);
+    await retention!.runOnce();
+    assert.notEqual((await sessionRow()).redacted_at, null);
     assert.deepEqual(failures, []);
   });
 });

@@ -56,6 +56,52 @@ test('stop waits for the step in flight and prevents further steps', async () =>
   assert.equal(finished, true);
 });
 
+test(
+  'stop aborts the signal of the step in flight, so that a run of paced batches ends early',
+  { timeout: 10_000 },
+  async () => {
+    const signals: AbortSignal[] = [];
+    const job = new PeriodicJob(
+      't',
+      (signal) => {
+        signals.push(signal);
+        // A step that only ends when it is told to (as inBatches does between two batches).
+        return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      },
+      60_000,
+      () => {},
+    );
+    job.start();
+    const step = job.runOnce();
+    assert.equal(signals[0]?.aborted, false, 'a step starts with a live signal');
+    await job.stop();
+    await step;
+    assert.equal(signals[0]?.aborted, true);
+    assert.equal(signals.length, 1);
+  },
+);
+
+test('each step has a signal of its own: a stop with no step in flight aborts nothing', async () => {
+  const signals: AbortSignal[] = [];
+  const job = new PeriodicJob(
+    't',
+    async (signal) => {
+      signals.push(signal);
+    },
+    60_000,
+    () => {},
+  );
+  await job.runOnce();
+  await job.stop();
+  await job.runOnce();
+  assert.equal(signals.length, 2);
+  assert.notEqual(signals[0], signals[1]);
+  assert.deepEqual(
+    signals.map((s) => s.aborted),
+    [false, false],
+  );
+});
+
 test('a failing step rejects runOnce and leaves the job usable', async () => {
   let fail = true;
   const job = new PeriodicJob(

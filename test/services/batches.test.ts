@@ -1,24 +1,36 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { inBatches, nextBatchSize, purgeInBatches, type Pacing } from '../../src/services/batches.ts';
+import {
+  BACKGROUND_SHARE,
+  inBatches,
+  nextBatchSize,
+  pauseAfter,
+  pauseFor,
+  purgeInBatches,
+  WAITED_SHARE,
+  type Pacing,
+} from '../../src/services/batches.ts';
 import { markTurns } from '../support/event-loop.ts';
 
 /**
  * services/batches.ts: background work in batches paced by time (issue 30). A batch's cost is not
  * its row count (scattered deletes rewrite a page per row; a checkpoint can land in any commit),
  * so a slow batch makes the next smaller, quick ones let it grow back to the nominal size, and
- * the service pauses as long as a batch took. The clock here is the test's: each batch says how
+ * the service pauses after each so that a periodic job's batches take a tenth of the time (work a
+ * caller waits for: half), and a stopped job's run ends early. The clock here is the test's: each batch says how
  * long it "took".
  */
-function fakePacing(targetMs = 4): Pacing & { at: number; pauses: number[] } {
+function fakePacing(targetMs = 4): Pacing & { at: number; pauses: number[]; signals: Array<AbortSignal | undefined> } {
   const pacing = {
     at: 0,
     pauses: [] as number[],
     targetMs,
     now: () => pacing.at,
-    pause: async (ms: number) => {
+    pause: async (ms: number, signal?: AbortSignal) => {
       pacing.pauses.push(ms);
+      pacing.signals.push(signal);
     },
+    signals: [] as Array<AbortSignal | undefined>,
   };
   return pacing;
 }
@@ -33,7 +45,7 @@ describe('batches paced by time', () => {
     assert.equal(nextBatchSize(100, 3, 500, 4), 100, 'near the target: stays');
   });
 
-  test('a run starts at 10 rows and doubles while batches are quick; a slow one shrinks the next; each pause is as long as the batch took', async () => {
+  test('a run starts at 10 rows and doubles while batches are quick; a slow one shrinks the next; each pause is nine times the batch', async () => {
     const pacing = fakePacing();
     const asked: number[] = [];
     const took = [1, 1, 1, 40, 1, 1, 1, 1, 1, 1];
@@ -56,9 +68,77 @@ describe('batches paced by time', () => {
     );
     assert.deepEqual(
       pacing.pauses,
-      [0, 1, 1, 1, 40, 1, 1, 1, 1, 1, 1, 1],
-      'a turn of the event loop first, then as long as each took',
+      [0, 9, 9, 9, 50, 9, 9, 9, 9, 9, 9, 9],
+      'a turn of the event loop first, then nine times as long as each took (at most 50 ms)',
     );
+  });
+
+  test('the pause after a batch: its share of the time, at most 50 ms', () => {
+    assert.equal(BACKGROUND_SHARE, 0.1);
+    assert.equal(pauseAfter(4, BACKGROUND_SHARE), 36, 'a periodic job: a tenth of the time');
+    assert.equal(pauseAfter(4, WAITED_SHARE), 4, 'work a caller waits for: half');
+    assert.equal(pauseAfter(0.5, 0.25), 1.5);
+    assert.equal(pauseAfter(30, BACKGROUND_SHARE), 50, 'at most 50 ms');
+  });
+
+  test('work a caller waits for pauses as long as each batch took', async () => {
+    const pacing = fakePacing();
+    const took = [1, 3, 2];
+    await purgeInBatches(
+      async (limit) => {
+        pacing.at += took.shift() ?? 1;
+        return took.length > 0 ? limit : 0;
+      },
+      { batchSize: 10, db: null, pacing, share: WAITED_SHARE },
+    );
+    assert.deepEqual(pacing.pauses, [0, 1, 3]);
+  });
+
+  test('an aborted signal ends the run after the batch in flight, and is handed to every pause', async () => {
+    const pacing = fakePacing();
+    const abort = new AbortController();
+    const asked: number[] = [];
+    const changed = await purgeInBatches(
+      async (limit) => {
+        asked.push(limit);
+        pacing.at += 1;
+        if (asked.length === 3) abort.abort();
+        return limit;
+      },
+      { batchSize: 500, db: null, pacing, signal: abort.signal },
+    );
+    assert.deepEqual(asked, [10, 20, 40], 'no batch after the abort');
+    assert.equal(changed, 70, 'what the batches before it did is counted');
+    assert.equal(pacing.signals.length, 4, 'the pause after the third batch, cut short, and no batch after it');
+    assert.ok(
+      pacing.signals.every((signal) => signal === abort.signal),
+      'every pause is handed the signal',
+    );
+  });
+
+  test('a run whose signal is aborted before it starts does nothing', async () => {
+    const abort = new AbortController();
+    abort.abort();
+    let calls = 0;
+    const changed = await purgeInBatches(
+      async (limit) => {
+        calls++;
+        return limit;
+      },
+      { batchSize: 10, db: null, pacing: fakePacing(), signal: abort.signal },
+    );
+    assert.equal(calls, 0);
+    assert.equal(changed, 0);
+  });
+
+  test('the real pause ends when its signal is aborted', { timeout: 10_000 }, async () => {
+    // An hour's pause: the test ends only if the abort cuts it short.
+    const abort = new AbortController();
+    const paused = pauseFor(3_600_000, abort.signal);
+    abort.abort();
+    await paused;
+    const already = pauseFor(3_600_000, abort.signal);
+    await already;
   });
 
   test('a pause lasts at most 50 ms, whatever held the batch up', async () => {
