@@ -2,7 +2,9 @@
  * Loaded by bench/scale.ts into the service it starts (`node --import tsx --import <this> src/main.ts`
  * in the checkout under test): the periodic jobs are built and kept as the composition root builds
  * them, but not started on their timers; the benchmark runs each one when it asks, over the IPC
- * channel, and is told how long the run took. Nothing else of the service changes.
+ * channel, and is told how long the run took: its work (`ms`), without the pauses its paced
+ * batches leave to requests (services/batches.ts, timed by wrapping its REAL_PACING), and its wall
+ * time (`wallMs`). Nothing else of the service changes.
  */
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,6 +19,23 @@ interface JobLike {
 const periodic = (await import(pathToFileURL(resolve('src/jobs/periodic.ts')).href)) as {
   PeriodicJob: { prototype: { start(): void } };
 };
+const batches = (await import(pathToFileURL(resolve('src/services/batches.ts')).href)) as {
+  REAL_PACING?: { pause(ms: number, signal?: AbortSignal): Promise<void> };
+};
+// A checkout from before the pacing was exported: its runs are timed whole, pauses included.
+let pausedMs = 0;
+const pacing = batches.REAL_PACING;
+if (pacing) {
+  const pause = pacing.pause.bind(pacing);
+  pacing.pause = async (ms, signal) => {
+    const started = performance.now();
+    try {
+      await pause(ms, signal);
+    } finally {
+      pausedMs += performance.now() - started;
+    }
+  };
+}
 const jobs = new Map<string, JobLike>();
 periodic.PeriodicJob.prototype.start = function (this: JobLike) {
   jobs.set(this.name, this);
@@ -31,10 +50,14 @@ process.on('message', (message: Message) => {
   }
   const job = jobs.get(message.name);
   const started = performance.now();
+  const pausedBefore = pausedMs;
+  const timing = () => {
+    const wallMs = performance.now() - started;
+    return { ms: wallMs - (pausedMs - pausedBefore), wallMs };
+  };
   void (job ? job.runOnce() : Promise.reject(new Error(`no job ${message.name}`))).then(
-    (result) => process.send?.({ type: 'ran', name: message.name, ms: performance.now() - started, result }),
-    (err: unknown) =>
-      process.send?.({ type: 'ran', name: message.name, ms: performance.now() - started, error: String(err) }),
+    (result) => process.send?.({ type: 'ran', name: message.name, ...timing(), result }),
+    (err: unknown) => process.send?.({ type: 'ran', name: message.name, ...timing(), error: String(err) }),
   );
 });
 process.channel?.unref();

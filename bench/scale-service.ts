@@ -18,7 +18,8 @@ export interface Service {
   child: ChildProcess;
   origin: string;
   jobs(): Promise<string[]>;
-  run(name: string): Promise<{ ms: number; error?: string }>;
+  /** `ms`: the run's work, its pauses left out; `wallMs`: its length. */
+  run(name: string): Promise<{ ms: number; wallMs: number; error?: string }>;
   stop(): Promise<void>;
 }
 
@@ -74,7 +75,7 @@ export async function startService(
       child,
       origin,
       jobs: async () => (await ask<{ names: string[] }>({ type: 'jobs' }, 'jobs')).names,
-      run: (name) => ask<{ ms: number; error?: string }>({ type: 'run', name }, 'ran'),
+      run: (name) => ask<{ ms: number; wallMs: number; error?: string }>({ type: 'run', name }, 'ran'),
       stop: async () => {
         if (child.exitCode !== null) return;
         const exited = once(child, 'exit');
