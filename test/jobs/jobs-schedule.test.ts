@@ -32,6 +32,25 @@ forEachDialect('periodic jobs', (dialect) => {
       log: { error: (fields) => failures.push(fields) },
     });
 
+  /** A session, and a response stored under `idempotencyKey` (an app created): the jobs' work. */
+  async function sessionAndStoredResponse(idempotencyKey: string) {
+    const session = await createSession(h, tenant);
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/org/v1/apps',
+      headers: { ...tenant.auth, 'idempotency-key': idempotencyKey },
+      payload: { name: 'Jobs' },
+    });
+    assert.equal(created.statusCode, 201);
+    const sessionRow = () =>
+      h.store.db
+        .selectFrom('sessions')
+        .select(['status', 'redacted_at'])
+        .where('id', '=', session.sessionId)
+        .executeTakeFirstOrThrow();
+    return { session, sessionRow };
+  }
+
   test('the job list has the configured intervals', () => {
     assert.deepEqual(
       build().map((job) => [job.name, job.intervalMs]),
@@ -49,20 +68,7 @@ forEachDialect('periodic jobs', (dialect) => {
     const jobs = build();
     const [expiry, purge, retention] = jobs;
     const allIdle = () => Promise.all(jobs.map((job) => job.whenIdle()));
-    const session = await createSession(h, tenant);
-    const created = await h.app.inject({
-      method: 'POST',
-      url: '/org/v1/apps',
-      headers: { ...tenant.auth, 'idempotency-key': 'jobs-schedule' },
-      payload: { name: 'Jobs' },
-    });
-    assert.equal(created.statusCode, 201);
-    const sessionRow = () =>
-      h.store.db
-        .selectFrom('sessions')
-        .select(['status', 'redacted_at'])
-        .where('id', '=', session.sessionId)
-        .executeTakeFirstOrThrow();
+    const { session, sessionRow } = await sessionAndStoredResponse('jobs-schedule');
     const keyStored = async () =>
       (await h.store.db
         .selectFrom('idempotency_keys')
@@ -110,20 +116,7 @@ forEachDialect('periodic jobs', (dialect) => {
     // step's signal ends each run before its next batch. Here each job is stopped as soon as its
     // step starts, before its first batch: the work is still there, and the next step does it.
     const [expiry, purge, retention, eventRetention] = build();
-    const session = await createSession(h, tenant);
-    const stored = await h.app.inject({
-      method: 'POST',
-      url: '/org/v1/apps',
-      headers: { ...tenant.auth, 'idempotency-key': 'jobs-stopped' },
-      payload: { name: 'Stopped' },
-    });
-    assert.equal(stored.statusCode, 201);
-    const sessionRow = () =>
-      h.store.db
-        .selectFrom('sessions')
-        .select(['status', 'redacted_at'])
-        .where('id', '=', session.sessionId)
-        .executeTakeFirstOrThrow();
+    const { session, sessionRow } = await sessionAndStoredResponse('jobs-stopped');
     const keys = async () =>
       (await h.store.db.selectFrom('idempotency_keys').select('idempotency_key').execute()).length;
     const events = async () => (await h.store.db.selectFrom('events').select('id').execute()).length;
