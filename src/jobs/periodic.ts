@@ -3,8 +3,9 @@ import { systemClock, type Clock, type TimerHandle } from '../domain/clock.ts';
 /**
  * A background job that runs one step at a time: `runOnce()` for tests (no timers involved),
  * `start()` to repeat it every `intervalMs` in production, `stop()` that aborts the step in flight
- * (its signal: a run of paced batches ends after the batch in flight) and waits for it. A step that throws is logged and retried at the next tick. Its timer runs on the injected
- * clock, so a test with a TestClock moves it by moving the clock.
+ * (its signal: a run of paced batches ends after the batch in flight) and waits for it. A step
+ * that throws is logged and retried at the next tick. Its timer runs on the injected clock, so a
+ * test with a TestClock moves it by moving the clock.
  */
 export class PeriodicJob {
   #timer: TimerHandle | undefined;

@@ -21,7 +21,13 @@ import {
 import { newSigningSecret } from '../webhooks/secrets.ts';
 import { checkTargetUrl } from '../outbound/ssrf.ts';
 import { applicationForCaller, assertSameEnvironment } from './access.ts';
-import { ENDPOINT_DELIVERY_BATCH, purgeInBatches, WAITED_SHARE, type BatchOptions } from './batches.ts';
+import {
+  ENDPOINT_DELIVERY_BATCH,
+  purgeInBatches,
+  WAITED_SHARE,
+  type BatchOptions,
+  type RunOptions,
+} from './batches.ts';
 import type { ServiceDeps } from './deps.ts';
 
 /** How long the secret replaced by a rotation keeps signing (docs/webhooks.md, Signing secrets). */
@@ -212,7 +218,7 @@ export async function deleteEndpointFor(
   deps: ServiceDeps,
   principal: Principal,
   id: string,
-  options: Pick<BatchOptions, 'batchSize'> = {},
+  options: Pick<BatchOptions, 'batchSize'> & Pick<RunOptions, 'pacing'> = {},
 ): Promise<{ id: string; deletedAt: string }> {
   const endpoint = await endpointForCaller(deps, principal, id);
   // Disabled first, so that no new delivery is written for it meanwhile; then its deliveries go
@@ -228,7 +234,9 @@ export async function deleteEndpointFor(
     batchSize: options.batchSize ?? ENDPOINT_DELIVERY_BATCH,
     maxBatches: Number.POSITIVE_INFINITY,
     db: deps.db,
+    // The caller waits for it: a pause as long as each batch, not a background job's nine times.
     share: WAITED_SHARE,
+    pacing: options.pacing,
   });
   await deps.db.transaction().execute((trx) => deleteEndpoint(trx, endpoint.id));
   return { id: endpoint.id, deletedAt: deps.clock.now().toISOString() };

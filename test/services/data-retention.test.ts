@@ -238,7 +238,18 @@ forEachDialect('data retention in batches', (dialect) => {
       appId: tenant.appId,
       keyId: tenant.keyId,
     };
-    await deleteEndpointFor(h.services, principal, target, { batchSize: 3 });
+    // Each batch "takes" 1 ms on this pacing's clock; the caller waits, so each pause is as long.
+    let clock = 0;
+    const pauses: number[] = [];
+    const pacing = {
+      now: () => clock++,
+      pause: async (ms: number) => {
+        pauses.push(ms);
+      },
+      targetMs: 4,
+    };
+    await deleteEndpointFor(h.services, principal, target, { batchSize: 3, pacing });
+    assert.deepEqual(pauses, [0, 1, 1], 'three batches (3, 3, 1), each followed by a pause as long as it took');
     assert.equal(
       await h.store.db.selectFrom('webhook_endpoints').select('id').where('id', '=', target).executeTakeFirst(),
       undefined,
