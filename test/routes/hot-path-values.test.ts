@@ -7,7 +7,15 @@ import { openid4vpUri } from '../../src/services/openid4vp/request.ts';
 import type { Session } from '../../src/domain/session.ts';
 import { testConfig } from '../support/harness.ts';
 import { TestClock } from '../../src/domain/clock.ts';
-import { requestNonce, requestToken, responseCode } from '../../src/services/openid4vp/session-secrets.ts';
+import {
+  encryptionKeyPair,
+  requestNonce,
+  requestState,
+  requestToken,
+  responseCode,
+  sameDeviceBinding,
+} from '../../src/services/openid4vp/session-secrets.ts';
+import { p256 } from '@noble/curves/p256';
 
 /**
  * Values computed on every request, made cheaper for issue 13: ids from a pool of random bytes,
@@ -85,6 +93,24 @@ describe('OpenID4VP values derived from a session', () => {
       assert.equal(requestToken(`nonce_other_${i}`), hkdf(`nonce_other_${i}`, 'request-token'));
     assert.deepEqual(now(), expected);
     assert.notEqual(expected.token, expected.nonce);
+  });
+
+  // Derived by futoin-hkdf, not node:crypto's hkdfSync: a session created before the change must
+  // keep its token, nonce, state, code, cookie and key, so the bytes must be hkdfSync's, exactly.
+  test("are node:crypto's hkdfSync bytes for every purpose, the 48-byte key included", () => {
+    const hkdfBytes = (nonce: string, purpose: string, length: number) =>
+      Buffer.from(hkdfSync('sha256', nonce, '', `matricula/openid4vp/${purpose}`, length));
+    const nonces = [...Array.from({ length: 200 }, () => newChallengeNonce()), '', 'é-not-ascii-ü', 'x'.repeat(200)];
+    for (const nonce of nonces) {
+      assert.equal(requestToken(nonce), hkdfBytes(nonce, 'request-token', 32).toString('base64url'));
+      assert.equal(requestNonce(nonce), hkdfBytes(nonce, 'nonce', 32).toString('base64url'));
+      assert.equal(requestState(nonce), hkdfBytes(nonce, 'state', 32).toString('base64url'));
+      assert.equal(responseCode(nonce), hkdfBytes(nonce, 'response-code', 32).toString('base64url'));
+      assert.equal(sameDeviceBinding(nonce), hkdfBytes(nonce, 'same-device-binding', 32).toString('base64url'));
+      const wide = BigInt(`0x${hkdfBytes(nonce, 'response-encryption-key', 48).toString('hex')}`);
+      const d = ((wide % (p256.CURVE.n - 1n)) + 1n).toString(16).padStart(64, '0');
+      assert.equal(encryptionKeyPair(nonce, 'ses_x').privateJwk.d, Buffer.from(d, 'hex').toString('base64url'));
+    }
   });
 });
 
