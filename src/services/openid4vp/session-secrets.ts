@@ -17,8 +17,8 @@ const derived = new BoundedCache<string, Buffer>(DERIVED_CACHE_SIZE);
 
 // RFC 5869 over node:crypto's HMAC (futoin-hkdf), the same bytes as node:crypto's own hkdfSync
 // (test/routes/hot-path-values.test.ts), at a fraction of its cost: hkdfSync makes a KeyObject and
-// a crypto job for every call, and a create derives its request token afresh. In the service,
-// bench/route-cpu.ts read a session create on PostgreSQL 15 to 25 % cheaper (bench/README.md).
+// a crypto job for every call, and a create derives its request token afresh. A session create on
+// PostgreSQL costs 7 to 14 % less CPU in the service (medians, bench/README.md, 22nd sitting).
 function derive(challengeNonce: string, purpose: string, length = 32): Buffer {
   const key = `${purpose}:${length}:${challengeNonce}`;
   const cached = derived.get(key);
