@@ -5,7 +5,7 @@ import type { Session } from '../domain/session.ts';
 import { fetchPage, type Page, type PageRequest } from './pagination.ts';
 import { prepareQuery } from './prepared.ts';
 import type { ApiKeysTable, SessionsTable } from './schema.ts';
-import { toSession } from './sessions.ts';
+import { SESSION_COLUMNS, toSession } from './sessions.ts';
 
 export interface ApiKey {
   id: string;
@@ -138,7 +138,7 @@ const keyWithSession = prepareQuery('key_with_session', (db, p: { keyHash: strin
       join.on('sessions.id', '=', p.sessionId).onRef('sessions.org_id', '=', 'api_keys.org_id'),
     )
     .select(KEY_ROW_COLUMNS)
-    .selectAll('sessions')
+    .select(SESSION_COLUMNS)
     .where('api_keys.key_hash', '=', p.keyHash),
 );
 

@@ -11,7 +11,7 @@ import {
   revokedOrUnknown,
   type KeyLookup,
 } from './api-keys.ts';
-import { toSession } from './sessions.ts';
+import { SESSION_COLUMNS, toSession } from './sessions.ts';
 import type { Session } from '../domain/session.ts';
 import type { Principal } from '../domain/principal.ts';
 import { BoundedCache } from '../domain/bounded-cache.ts';
@@ -64,7 +64,7 @@ const keysWithSessions = prepareQuery('keys_with_sessions', (db, p: { keyHashes:
       join.onRef('sessions.id', '=', 'wanted.session_id').onRef('sessions.org_id', '=', 'api_keys.org_id'),
     )
     .select(['wanted.n', ...KEY_ROW_COLUMNS])
-    .selectAll('sessions'),
+    .select(SESSION_COLUMNS),
 );
 
 /**

@@ -127,8 +127,42 @@ export async function insertSessions(db: Db, sessions: Session[]): Promise<void>
   await db.insertInto('sessions').values(sessions.map(toRow)).execute();
 }
 
+/** Every column of `sessions`: the compiler holds the list complete. */
+const SESSION_COLUMN_SET = {
+  id: true,
+  app_id: true,
+  org_id: true,
+  environment: true,
+  status: true,
+  challenge_nonce: true,
+  purpose: true,
+  required_claims: true,
+  metadata: true,
+  client_reference: true,
+  failed_attempts: true,
+  verified: true,
+  result: true,
+  expires_at: true,
+  created_at: true,
+  updated_at: true,
+  consented_at: true,
+  completed_at: true,
+  redacted_at: true,
+  return_url: true,
+} as const satisfies Record<keyof SessionsTable, true>;
+
+/**
+ * A session's columns by name, for the reads that run as named prepared statements on PostgreSQL
+ * (prepared.ts). Over `sessions.*` such a statement fails on every later call ("cached plan must
+ * not change result type") once another process adds a column to `sessions`: an old process in a
+ * rolling upgrade (docs/operations.md, "Upgrades") would answer every session read with an error.
+ */
+export const SESSION_COLUMNS = (Object.keys(SESSION_COLUMN_SET) as Array<keyof SessionsTable>).map(
+  (column) => `sessions.${column}` as const,
+);
+
 const sessionById = prepareQuery('session_by_id', (db, p: { id: string }) =>
-  db.selectFrom('sessions').selectAll().where('id', '=', p.id),
+  db.selectFrom('sessions').select(SESSION_COLUMNS).where('id', '=', p.id),
 );
 
 export async function findSession(db: Db, id: string): Promise<Session | undefined> {

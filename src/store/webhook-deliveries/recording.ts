@@ -151,8 +151,9 @@ export function withRecording(db: Db, p: RecordingValues) {
     .with(
       'logged',
       () => sql<{ delivery_id: string }>`(
-        insert into webhook_attempts
-        select a.* from json_populate_recordset(null::webhook_attempts, ${p.attempts}::json) as a
+        insert into webhook_attempts (${sql.join(ATTEMPT_COLUMNS.map((c) => sql.ref(c)))})
+        select ${sql.join(ATTEMPT_COLUMNS.map((c) => sql.ref(`a.${c}`)))}
+        from json_populate_recordset(null::webhook_attempts, ${p.attempts}::json) as a
         where a.delivery_id in (select id from moved)
         returning delivery_id)`,
     );

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
+import { hashSecret } from '../../src/domain/api-key-format.ts';
+import { TestClock } from '../../src/domain/clock.ts';
+import { createOrganization } from '../../src/services/organizations.ts';
+import { createSession } from '../../src/services/sessions.ts';
+import { lookupKeyWithSession } from '../../src/store/api-keys.ts';
+import { openStore, type Store } from '../../src/store/db.ts';
+import { findSession, listSessions } from '../../src/store/sessions.ts';
+import { recordAttempts } from '../../src/store/webhook-deliveries/recording.ts';
+import { buildTestApp, createTestStore, forEachDialect, testConfig, type TestStore } from '../support/harness.ts';
+import { answeredRecord, seedEndpoint } from '../support/webhooks.ts';
+
+/**
+ * A rolling upgrade (docs/operations.md, "Upgrades"): the first new process adds a column, and an
+ * old process still running must go on reading. On PostgreSQL the hot-path reads are named
+ * prepared statements, which the server refuses once their result type changed.
+ */
+forEachDialect('reads while another process changes the schema', (dialect) => {
+  let store: TestStore;
+  /** The old process: on PostgreSQL one connection, so its statements prepared before are the ones run after. */
+  let old: Store;
+  const clock = new TestClock();
+  let orgId: string;
+  let keyHash: string;
+  let sessionId: string;
+
+  before(async () => {
+    store = await createTestStore(dialect);
+    old = await openStore(store.url, { poolSize: 1 });
+    const { services } = await buildTestApp(store.store, clock, testConfig());
+    const created = await createOrganization({ db: store.store.db, clock }, { name: 'Old', environment: 'sandbox' });
+    orgId = created.organization.id;
+    keyHash = hashSecret(created.apiKey.rawSecret);
+    const principal = {
+      orgId,
+      environment: 'sandbox' as const,
+      keyId: created.apiKey.id,
+      appId: created.application.id,
+    };
+    const session = await createSession(services, principal, {
+      appId: created.application.id,
+      purpose: 'Upgrade',
+      requiredClaims: ['is_active_student'],
+      metadata: { order: '42' },
+    });
+    sessionId = session.id;
+  });
+  after(async () => {
+    await old.close();
+    await store.drop();
+  });
+
+  const reads = async () => ({
+    withKey: await lookupKeyWithSession(old.db, keyHash, sessionId),
+    byId: await findSession(old.db, sessionId),
+    page: await listSessions(old.db, { orgId, environment: 'sandbox', now: clock.now() }, { limit: 10 }),
+  });
+  const everyColumn = async (db: Store['db']) =>
+    (await db.selectFrom('sessions').selectAll().where('id', '=', sessionId).execute())[0] as Record<string, unknown>;
+
+  test('an old process reads sessions on after a new one added a column, and sees the column', async () => {
+    const before = await reads();
+    assert.equal(before.byId?.id, sessionId);
+    assert.equal(before.withKey.kind === 'active' && before.withKey.session?.id, sessionId);
+    assert.equal((await everyColumn(old.db)).upgrade_note, undefined);
+
+    await sql`alter table sessions add column upgrade_note text default 'added'`.execute(store.store.db);
+
+    assert.deepEqual(await reads(), before, 'the same sessions, read by the statements prepared before');
+    assert.equal((await everyColumn(old.db)).upgrade_note, 'added', "a select * shows the new column's value");
+
+    await sql`alter table sessions drop column upgrade_note`.execute(store.store.db);
+    assert.deepEqual(await reads(), before);
+    const row = await everyColumn(old.db);
+    assert.equal('upgrade_note' in row, false, 'the dropped column is gone from a select *');
+    assert.equal(row.purpose, 'Upgrade');
+  });
+
+  test('a column renamed on the same connection is read under its new name', async () => {
+    await everyColumn(store.store.db);
+    await sql`alter table sessions add column renamed_note text default 'kept'`.execute(store.store.db);
+    assert.equal((await everyColumn(store.store.db)).renamed_note, 'kept');
+    await sql`alter table sessions rename column renamed_note to renamed_remark`.execute(store.store.db);
+    const row = await everyColumn(store.store.db);
+    assert.equal(row.renamed_remark, 'kept');
+    assert.equal('renamed_note' in row, false);
+    await sql`alter table sessions drop column renamed_remark`.execute(store.store.db);
+  });
+  test("an attempt an old process records gets a new column's default", async () => {
+    await seedEndpoint(store.store.db);
+    const db = store.store.db;
+    await sql`insert into events (id, app_id, org_id, environment, type, data, created_at)
+      select 'evt_up', id, org_id, 'sandbox', 'verification.completed', '{}', '2026-01-01T00:00:00Z'
+      from applications limit 1`.execute(db);
+    await sql`insert into webhook_deliveries (id, endpoint_id, event_id, event_type, status, due_at, lease_token,
+        attempt_count, created_at, updated_at, delivered_at)
+      select 'dlv_up', id, 'evt_up', 'verification.completed', 'sending', '2026-01-01T00:01:00Z', 'tok', 1,
+        '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', null
+      from webhook_endpoints limit 1`.execute(db);
+    await sql`alter table webhook_attempts add column upgrade_flag text not null default 'yes'`.execute(db);
+    const record = answeredRecord({
+      deliveryId: 'dlv_up',
+      token: 'tok',
+      id: 'att_up',
+      startedAt: '2026-01-01T00:00:01Z',
+    });
+    assert.deepEqual([...(await recordAttempts(old.db, [record], '2026-01-01T00:00:02Z'))], ['dlv_up']);
+    const row = await sql<{
+      upgrade_flag: string;
+    }>`select upgrade_flag from webhook_attempts where id = 'att_up'`.execute(db);
+    assert.deepEqual(row.rows, [{ upgrade_flag: 'yes' }]);
+  });
+});
