@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { hashSecret } from '../../src/domain/api-key-format.ts';
 import { TestClock } from '../../src/domain/clock.ts';
@@ -7,6 +8,7 @@ import { createOrganization } from '../../src/services/organizations.ts';
 import { createSession } from '../../src/services/sessions.ts';
 import { lookupKeyWithSession } from '../../src/store/api-keys.ts';
 import { openStore, type Store } from '../../src/store/db.ts';
+import { StatementCachingSqliteConnection } from '../../src/store/dialect.ts';
 import { findSession, listSessions } from '../../src/store/sessions.ts';
 import { recordAttempts } from '../../src/store/webhook-deliveries/recording.ts';
 import { buildTestApp, createTestStore, forEachDialect, testConfig, type TestStore } from '../support/harness.ts';
@@ -15,7 +17,8 @@ import { answeredRecord, seedEndpoint } from '../support/webhooks.ts';
 /**
  * A rolling upgrade (docs/operations.md, "Upgrades"): the first new process adds a column, and an
  * old process still running must go on reading. On PostgreSQL the hot-path reads are named
- * prepared statements, which the server refuses once their result type changed.
+ * prepared statements, which the server refuses once their result type changed; on SQLite the
+ * store's connection makes the rows from column names it read once (store/dialect.ts).
  */
 forEachDialect('reads while another process changes the schema', (dialect) => {
   let store: TestStore;
@@ -111,5 +114,48 @@ forEachDialect('reads while another process changes the schema', (dialect) => {
       upgrade_flag: string;
     }>`select upgrade_flag from webhook_attempts where id = 'att_up'`.execute(db);
     assert.deepEqual(row.rows, [{ upgrade_flag: 'yes' }]);
+  });
+});
+
+describe("the SQLite connection's rows", () => {
+  const db = new Database(':memory:');
+  const connection = new StatementCachingSqliteConnection(db, () => undefined);
+  after(() => db.close());
+
+  test('equal the rows better-sqlite3 makes: every type, duplicate names, no rows, RETURNING', async () => {
+    db.exec(`create table t (id integer primary key, name text, score real, data blob, note text)`);
+    db.prepare('insert into t (name, score, data, note) values (?, ?, ?, ?)').run('a', 1.5, Buffer.from([1, 2]), null);
+    db.prepare('insert into t (name, score, data, note) values (?, ?, ?, ?)').run('é', -2, null, 'n');
+    const statements: Array<[string, unknown[]]> = [
+      ['select * from t order by id', []],
+      ['select id, name as a, score as a, note from t where id = ?', [2]],
+      ['select * from t where id = ?', [99]],
+      ["select 1 as one, 'x' as one, null as empty", []],
+    ];
+    for (const [text, parameters] of statements) {
+      const expected = db.prepare(text).all(parameters);
+      assert.deepEqual(connection.read(text, parameters), expected, text);
+      assert.deepEqual(connection.read(text, parameters), expected, `${text}, kept`);
+      const { rows } = await connection.executeQuery({
+        sql: text,
+        parameters,
+        query: undefined as never,
+        queryId: undefined as never,
+      });
+      assert.deepEqual(rows, expected, `${text}, through executeQuery`);
+    }
+    const returning = 'insert into t (name) values (?) returning id, name';
+    assert.equal(
+      connection.read(returning, ['c']),
+      undefined,
+      'a statement that writes is no direct read: it did not run',
+    );
+    const { rows } = await connection.executeQuery({
+      sql: returning,
+      parameters: ['d'],
+      query: undefined as never,
+      queryId: undefined as never,
+    });
+    assert.deepEqual(rows, [{ id: 3, name: 'd' }]);
   });
 });
