@@ -23,7 +23,7 @@ import { TestClock } from '../src/domain/clock.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { createSession } from '../src/services/sessions.ts';
 import { StatementCachingSqliteConnection } from '../src/store/dialect.ts';
-import { buildTestApp, createTestStore, testConfig } from '../test/support/harness.ts';
+import { buildTestApp, createTestStore, principalOf, testConfig } from '../test/support/harness.ts';
 
 const { values } = parseArgs({
   options: {
@@ -42,12 +42,7 @@ try {
   const clock = new TestClock();
   const { services } = await buildTestApp(test.store, clock, testConfig());
   const created = await createOrganization({ db: test.store.db, clock }, { name: 'Bench', environment: 'sandbox' });
-  const principal = {
-    orgId: created.organization.id,
-    environment: 'sandbox' as const,
-    keyId: created.apiKey.id,
-    appId: created.application.id,
-  };
+  const principal = principalOf(created);
   for (let i = 0; i < PAGE; i++)
     await createSession(services, principal, {
       appId: created.application.id,

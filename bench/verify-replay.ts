@@ -21,7 +21,7 @@ import { createOrganization } from '../src/services/organizations.ts';
 import { checkPresentation } from '../src/services/presentations.ts';
 import { seedSandboxIssuers } from '../src/services/trust-registry.ts';
 import { BUILDERS } from '../test/support/builders.ts';
-import { buildTestApp, createTestStore, testConfig } from '../test/support/harness.ts';
+import { buildTestApp, createTestStore, principalOf, testConfig } from '../test/support/harness.ts';
 import { ACTIVE_STUDENT } from '../test/support/sessions.ts';
 
 const { values } = parseArgs({
@@ -49,12 +49,7 @@ try {
   const config = testConfig();
   const { app, services } = await buildTestApp(test.store, clock, config);
   const created = await createOrganization({ db: test.store.db, clock }, { name: 'Bench', environment: 'sandbox' });
-  const principal = {
-    orgId: created.organization.id,
-    environment: 'sandbox' as const,
-    keyId: created.apiKey.id,
-    appId: created.application.id,
-  };
+  const principal = principalOf(created);
   type Body = { format: 'sd-jwt-vc'; presentation: unknown; nonce: string; audience: string };
   const bodies: Body[] = [];
   for (let i = 0; i < COUNT; i++) {

@@ -11,7 +11,14 @@ import { openStore, type Store } from '../../src/store/db.ts';
 import { StatementCachingSqliteConnection } from '../../src/store/dialect.ts';
 import { findSession, listSessions } from '../../src/store/sessions.ts';
 import { recordAttempts } from '../../src/store/webhook-deliveries/recording.ts';
-import { buildTestApp, createTestStore, forEachDialect, testConfig, type TestStore } from '../support/harness.ts';
+import {
+  buildTestApp,
+  createTestStore,
+  forEachDialect,
+  principalOf,
+  testConfig,
+  type TestStore,
+} from '../support/harness.ts';
 import { answeredRecord, seedEndpoint } from '../support/webhooks.ts';
 
 /**
@@ -36,13 +43,7 @@ forEachDialect('reads while another process changes the schema', (dialect) => {
     const created = await createOrganization({ db: store.store.db, clock }, { name: 'Old', environment: 'sandbox' });
     orgId = created.organization.id;
     keyHash = hashSecret(created.apiKey.rawSecret);
-    const principal = {
-      orgId,
-      environment: 'sandbox' as const,
-      keyId: created.apiKey.id,
-      appId: created.application.id,
-    };
-    const session = await createSession(services, principal, {
+    const session = await createSession(services, principalOf(created), {
       appId: created.application.id,
       purpose: 'Upgrade',
       requiredClaims: ['is_active_student'],

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { TestClock, type Clock } from '../../src/domain/clock.ts';
+import type { Principal } from '../../src/domain/principal.ts';
 import { createServiceDeps, type ServiceDeps } from '../../src/services/deps.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
 import { migrate, openStore, type Db, type Store } from '../../src/store/db.ts';
@@ -216,6 +217,16 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     PROOF_WORKERS: '0',
     ...overrides,
   });
+}
+
+/** The principal of a new organization's bootstrap key (what authenticating with it yields). */
+export function principalOf(created: Awaited<ReturnType<typeof createOrganization>>): Principal {
+  return {
+    orgId: created.organization.id,
+    environment: created.application.environment,
+    keyId: created.apiKey.id,
+    appId: created.application.id,
+  };
 }
 
 /** The app over `store`, with its service dependencies built once, as the composition root does. */
