@@ -106,17 +106,17 @@ export function backgroundLoad(origin: string, headers: Record<string, string>, 
       samples.push({ at: end, ms: end - t0 });
     }
   });
-  /** The p99 of the requests that ended within any of `windows` ([from, to] in performance.now()). */
-  const p99In = (windows: Array<[number, number]>) =>
-    percentile(
-      samples
-        .filter((s) => windows.some(([from, to]) => s.at >= from && s.at <= to))
-        .map((s) => s.ms)
-        .sort((a, b) => a - b),
-      99,
-    ) ?? 0;
+  /** The latencies of the requests that ended within any of `windows` ([from, to] in performance.now()), sorted. */
+  const within = (windows: Array<[number, number]>) =>
+    samples
+      .filter((s) => windows.some(([from, to]) => s.at >= from && s.at <= to))
+      .map((s) => s.ms)
+      .sort((a, b) => a - b);
+  const p99In = (windows: Array<[number, number]>) => percentile(within(windows), 99) ?? 0;
   return {
     p99In,
+    /** How many requests ended within `windows`: how many samples a p99 of them rests on. */
+    countIn: (windows: Array<[number, number]>) => within(windows).length,
     p99Between: (from: number, to: number) => p99In([[from, to]]),
     stop: async () => {
       running = false;
