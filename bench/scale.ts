@@ -38,7 +38,7 @@
  * idle p99, at the largest size; beside it `api_p99_idle_windows_ratio`, the worst idle window's
  * p99 over the idle p99: what that ratio reads with no job at all), `api_p99_during_due_runs_ratio`
  * (the same over the runs with due work alone, the first round's left out, and only where at least
- * MIN_DUE_SAMPLES requests ended within them: `api_p99_during_jobs_ratio` also counts the second of
+ * MIN_DUE_SAMPLES requests were sent within them: `api_p99_during_jobs_ratio` also counts the second of
  * runs with nothing due that follows, whose many requests outweigh those of the runs with work), and
  * `worst_ratio_beyond_spread` and `worst_filtered_ratio_beyond_spread`: the same two over the
  * figures that grew beyond the spread of their own samples (every pass or round at the larger size
