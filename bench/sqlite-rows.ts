@@ -1,5 +1,5 @@
 /**
- * What making SQLite's rows into objects costs: the store's connection (store/dialect.ts
+ * What making SQLite's rows into objects costs: the store's connection (store/sqlite-connection.ts
  * StatementCachingSqliteConnection: raw rows, made objects with the column names read once) beside
  * better-sqlite3's own rows (each name made a string again for every column of every row, the
  * properties added one by one from C++), on the same statements of the same database, in the same
@@ -22,7 +22,7 @@ import Database from 'better-sqlite3';
 import { TestClock } from '../src/domain/clock.ts';
 import { createOrganization } from '../src/services/organizations.ts';
 import { createSession } from '../src/services/sessions.ts';
-import { StatementCachingSqliteConnection } from '../src/store/dialect.ts';
+import { StatementCachingSqliteConnection } from '../src/store/sqlite-connection.ts';
 import { buildTestApp, createTestStore, principalOf, testConfig } from '../test/support/harness.ts';
 
 const { values } = parseArgs({

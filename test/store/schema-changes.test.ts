@@ -8,7 +8,7 @@ import { createOrganization } from '../../src/services/organizations.ts';
 import { createSession } from '../../src/services/sessions.ts';
 import { lookupKeyWithSession } from '../../src/store/api-keys.ts';
 import { openStore, type Store } from '../../src/store/db.ts';
-import { StatementCachingSqliteConnection } from '../../src/store/dialect.ts';
+import { StatementCachingSqliteConnection } from '../../src/store/sqlite-connection.ts';
 import { findSession, listSessions } from '../../src/store/sessions.ts';
 import { recordAttempts } from '../../src/store/webhook-deliveries/recording.ts';
 import {
@@ -25,7 +25,7 @@ import { answeredRecord, seedEndpoint } from '../support/webhooks.ts';
  * A rolling upgrade (docs/operations.md, "Upgrades"): the first new process adds a column, and an
  * old process still running must go on reading. On PostgreSQL the hot-path reads are named
  * prepared statements, which the server refuses once their result type changed; on SQLite the
- * store's connection makes the rows from column names it read once (store/dialect.ts).
+ * store's connection makes the rows from column names it read once (store/sqlite-connection.ts).
  */
 forEachDialect('reads while another process changes the schema', (dialect) => {
   let store: TestStore;
