@@ -129,30 +129,63 @@ async function batchesOf(
   batch: (size: number) => Promise<{ seen: number; changed: number }>,
   options: RunOptions,
 ): Promise<number> {
-  const pacing = options.pacing ?? REAL_PACING;
+  // Before the first batch too, the event loop turns: a job's steps are runs of their own (a purge
+  // of each table), and on SQLite, whose statements complete at once, two runs back to back held
+  // the event loop from the first statement of one to the last of the other, every request waiting
+  // meanwhile.
+  const steps = pacedSteps(options);
   let budget = options.batchSize * options.maxBatches;
   // Small first: a first batch of the nominal size, before any batch was timed, held SQLite for
   // 16-19 ms in bench/scale.ts's purge burst at 1M sessions, every request waiting meanwhile.
   let size = Math.min(options.batchSize, MIN_BATCH_ROWS);
   let changed = 0;
-  let lastMs = -1;
-  const share = options.share ?? BACKGROUND_SHARE;
   while (budget > 0) {
-    // Before the first batch too: a job's steps are runs of their own (a purge of each table), and
-    // on SQLite, whose statements complete at once, two runs back to back held the event loop from
-    // the first statement of one to the last of the other, every request waiting meanwhile.
-    await pacing.pause(lastMs >= 0 ? pauseAfter(lastMs, share) : 0, options.signal);
-    if (options.signal?.aborted) break;
     const asked = Math.min(size, budget);
-    const started = pacing.now();
-    const result = await batch(asked);
-    lastMs = pacing.now() - started;
+    const result = await steps.step(() => batch(asked));
+    if (result === undefined) break;
     changed += result.changed;
     budget -= result.seen;
     if (result.seen < asked) break;
-    size = nextBatchSize(asked, lastMs, options.batchSize, pacing.targetMs);
+    size = nextBatchSize(asked, steps.lastMs, options.batchSize, (options.pacing ?? REAL_PACING).targetMs);
   }
   return changed;
+}
+
+/** Steps run one after another, each paced as a batch is (see {@link pacedSteps}). */
+export interface PacedSteps {
+  /**
+   * Pauses after the previous step (before the first, lets the event loop turn), then runs `work`
+   * and times it; undefined, without running it, once the run is stopped.
+   */
+  step<T>(work: () => Promise<T>): Promise<T | undefined>;
+  /** How long the last step took, in the pacing's milliseconds (-1 before the first). */
+  readonly lastMs: number;
+}
+
+/**
+ * A run of steps paced as batches are: after a step of `ms`, a pause of {@link pauseAfter}, so
+ * that the steps take `share` of the run's time (default `BACKGROUND_SHARE`). A batch is a step;
+ * so is one session's redaction, a transaction of its own (services/redaction.ts).
+ */
+export function pacedSteps(options: Pick<RunOptions, 'pacing' | 'share' | 'signal'>): PacedSteps {
+  const pacing = options.pacing ?? REAL_PACING;
+  const share = options.share ?? BACKGROUND_SHARE;
+  let lastMs = -1;
+  return {
+    get lastMs() {
+      return lastMs;
+    },
+    async step<T>(work: () => Promise<T>): Promise<T | undefined> {
+      await pacing.pause(lastMs >= 0 ? pauseAfter(lastMs, share) : 0, options.signal);
+      if (options.signal?.aborted) return undefined;
+      const started = pacing.now();
+      try {
+        return await work();
+      } finally {
+        lastMs = pacing.now() - started;
+      }
+    },
+  };
 }
 
 /** A purge: `deleteBatch(limit)` deletes at most `limit` rows and says how many, until none are left. */

@@ -103,8 +103,8 @@ forEachDialect('background batches and checkpoints', (dialect) => {
       log: { error: ({ err }) => assert.fail(String(err)) },
     });
     const lowered = /^pragma wal_autocheckpoint = 100$/;
-    // The purge job's two batched purges (idempotent responses, spent nonces), retention's attempt
-    // bodies (its redactions checkpoint after each batch already: store/erasure.ts), events.
+    // The purge job's two batched purges (idempotent responses, spent nonces), retention's
+    // redactions and attempt bodies (one run), events.
     const runs = { 'expired-rows-purge': 2, 'result-retention': 1, 'event-retention': 1 };
     for (const [name, count] of Object.entries(runs)) {
       const statements = await counter.during(() => jobs.find((job) => job.name === name)!.runOnce());
