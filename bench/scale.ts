@@ -3,7 +3,7 @@
  * year of use, and the ratio of each figure, large over small. A flat service has ratios near 1.
  *
  *   node --import tsx bench/scale.ts [--sessions 1000,1000000] [--database sqlite,postgres]
- *       [--service-root DIR] [--seed-root DIR] [--requests 200] [--backlog 10000] [--job-rounds 7]
+ *       [--service-root DIR] [--seed-root DIR] [--requests 200] [--backlog 10000] [--job-rounds 25]
  *       [--request-rounds 3] [--json]
  *
  * Per database and size: an empty database migrated by `--seed-root`'s migrations (default the
@@ -21,7 +21,8 @@
  *   deep, each `?event=`, one application), keys, webhooks, deliveries (and by status), app details;
  * - each periodic job: its run with the due work above (its work: the run's length without the
  *   pauses its paced batches leave to requests, which `job_*_wall_ms` includes), the median of
- *   `--job-rounds` rounds each
+ *   `--job-rounds` rounds each (25: at 7, a job's runs with due work held 100–250 requests, and
+ *   their p99 was about the second-worst of them)
  *   with fresh due work (the first round's alone as `job_*_first_ms`), then its runs with nothing
  *   due (median of the runs in one second), and the API's p99 (gets and creates, 2 in flight) while
  *   it runs, over the p99 of the same load with no job running (`api_idle_p99_ms`, the median of
@@ -70,7 +71,7 @@ const { values } = parseArgs({
     'seed-root': { type: 'string' },
     requests: { type: 'string', default: '200' },
     backlog: { type: 'string', default: '10000' },
-    'job-rounds': { type: 'string', default: '7' },
+    'job-rounds': { type: 'string', default: '25' },
     'request-rounds': { type: 'string', default: '3' },
     json: { type: 'boolean', default: false },
   },
