@@ -4,11 +4,11 @@ import { canRedact, redactedDocument, redactedEventData, redactedResult } from '
 import { effectiveStatus } from '../domain/session-state.ts';
 import type { Session } from '../domain/session.ts';
 import { invalidState } from '../errors.ts';
+import { duringBatches } from '../store/db.ts';
 import { afterRedactionBatch, afterRetentionSweep, REDACTION_TABLES } from '../store/erasure.ts';
 import { redactSessionEvents } from '../store/events.ts';
 import { redactStoredResponses } from '../store/idempotency.ts';
 import { deleteHeldResult } from '../store/openid4vp-held-results.ts';
-import { duringBatches } from '../store/db.ts';
 import { dueForRetention, findSession, redactSessionRow } from '../store/sessions.ts';
 import { clearAttemptBodiesBefore, clearSessionAttemptBodies } from '../store/webhook-deliveries/retention.ts';
 import { pacedSteps, purgeInBatches, type BatchOptions, type Pacing } from './batches.ts';
@@ -87,10 +87,10 @@ export interface RetentionOutcome {
  * redaction is a transaction of its own, paced as a batch of a purge is (services/batches.ts): the
  * service pauses after each for nine times as long as it took. Unpaced, a run's redactions took a
  * quarter of its time, and the API's p99 during runs with due work read 2.1–2.5 times its idle p99
- * at 1M sessions (bench/scale.ts). Attempt bodies are emptied in paced batches too (`attemptBodies`). Any number of processes may run it: a
- * session another one redacted first is skipped. After each batch that redacted a session, and
- * after dropping attempt bodies, the erased values' older copies are removed from the database's
- * files as far as the dialect allows; a run that rewrote rows ends with a VACUUM of the tables it
+ * at 1M sessions (bench/scale.ts). Attempt bodies are emptied in paced batches too
+ * (`attemptBodies`). Any number of processes may run it: a session another one redacted first is
+ * skipped. After each batch that redacted a session, and after dropping attempt bodies, the erased
+ * values' older copies are removed from the database's files as far as the dialect allows; a run that rewrote rows ends with a VACUUM of the tables it
  * rewrote on PostgreSQL (store/erasure.ts). A run that rewrote nothing costs no checkpoint and no
  * VACUUM.
  */

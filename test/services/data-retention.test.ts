@@ -148,7 +148,7 @@ forEachDialect('data retention in batches', (dialect) => {
 
   test('result retention paces its redactions as batches: after each, nine times its length; a stopped run ends', async () => {
     // Unpaced, a run's redactions took a quarter of its time and the API's p99 during it read
-    // 2.1–2.5 times idle (bench/scale.ts). The pacing's clock says each redaction took 2 ms.
+    // 2.1–2.5 times idle (bench/scale.ts). The pacing's clock says each redaction took 1 ms.
     for (let i = 0; i < 3; i++) await createSession(h, tenant);
     h.clock.advance(31 * DAY_MS);
     let at = 0;
