@@ -21,7 +21,8 @@
  *   the statements (on PostgreSQL each a round trip) per completion;
  * - burst: `--events` events committed as fast as `--producers` concurrent writers can, the
  *   worker (in this process, woken on commit) delivering meanwhile: deliveries/s from the first
- *   commit to the last receipt, and commit→receipt latency under that saturation;
+ *   commit to the last receipt, and commit→receipt latency under that saturation; with the
+ *   producers phase in the same run, `burst_vs_producers` is the burst over its ceiling;
  * - drain: `--events` events committed first, with no worker running, then the worker started:
  *   deliveries/s from its start to the last receipt. Delivery alone, where the burst also counts
  *   the producers' commits, which share this process's one thread (and on PostgreSQL bound it);
@@ -49,8 +50,8 @@
  *   lost (never received) and the longest commit→receipt wait.
  *
  * `--cpu-prof DIR` writes a V8 CPU profile of the worker's drain and one of the floor's, each from
- * its start to its last receipt (DIR/drain-worker-<database>.cpuprofile, drain-floor-…; read them
- * with bench/cpuprofile.ts --skip-ms 0).
+ * its start to its last receipt (DIR/drain-worker-<database>.cpuprofile, drain-floor-…), and one of
+ * the producers phase (producers-<database>); read them with bench/cpuprofile.ts --skip-ms 0.
  *
  * PostgreSQL uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a schema of its own, dropped after);
  * without either it is skipped. Figures are printed, never asserted; with `--json` the last line
@@ -812,7 +813,7 @@ async function main(): Promise<void> {
     const out: Record<string, unknown> = {};
     json[dialect] = out;
     if (PHASES.has('producers')) {
-      const p = await producersAlone(dialect);
+      const p = await profiled(`producers-${dialect}`, () => producersAlone(dialect));
       log(
         `${dialect} producers alone: ${p.eventsPerSecond} completions/s from ${PRODUCERS} producers, no worker; ` +
           `${p.cpuMicrosPerEvent} µs of this process's CPU and ${p.statementsPerEvent} statements per completion`,
@@ -831,6 +832,13 @@ async function main(): Promise<void> {
         out.deliveries_per_s = burst.deliveriesPerSecond;
         out.burst_p99_ms = burst.p99;
         out.deliveries_vs_bare_undici = vsBare(burst.deliveriesPerSecond);
+        // The burst cannot deliver faster than its producers commit: its ceiling, from this run.
+        const producers = out.producers_events_per_s;
+        if (typeof producers === 'number' && producers > 0) {
+          const vsProducers = round2(burst.deliveriesPerSecond / producers);
+          out.burst_vs_producers = vsProducers;
+          log(`${dialect} burst at ${vsProducers} of the producers alone (${producers} completions/s)`);
+        }
       }
       if (p) {
         log(
