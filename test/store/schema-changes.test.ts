@@ -132,10 +132,19 @@ describe("the SQLite connection's rows", () => {
       ['select id, name as a, score as a, note from t where id = ?', [2]],
       ['select * from t where id = ?', [99]],
       ["select 1 as one, 'x' as one, null as empty", []],
+      // Names that are no identifier, and one that would close the object literal the rows are made with.
+      [
+        'select 2 as "a b", 3 as "x"": 0, y: process.exit()}//", 4 as "q\\", 5 as "é\nz", 6 as "0", 7 as "constructor"',
+        [],
+      ],
     ];
     for (const [text, parameters] of statements) {
-      const expected = db.prepare(text).all(parameters);
-      assert.deepEqual(connection.read(text, parameters), expected, text);
+      const expected = db.prepare(text).all(parameters) as Array<Record<string, unknown>>;
+      const read = connection.read(text, parameters) as Array<Record<string, unknown>>;
+      assert.deepEqual(read, expected, text);
+      // deepEqual holds neither the order of the keys nor the prototype.
+      assert.deepEqual(read.map(Object.keys), expected.map(Object.keys), `${text}: keys in order`);
+      for (const row of read) assert.equal(Object.getPrototypeOf(row), Object.prototype, `${text}: prototype`);
       assert.deepEqual(connection.read(text, parameters), expected, `${text}, kept`);
       const { rows } = await connection.executeQuery({
         sql: text,
@@ -145,6 +154,12 @@ describe("the SQLite connection's rows", () => {
       });
       assert.deepEqual(rows, expected, `${text}, through executeQuery`);
     }
+    // better-sqlite3 sets `__proto__` (the prototype, to a Buffer say); here it is a property like any other.
+    const proto = "select 1 as one, x'0102' as __proto__, 3 as one, 'q' as __proto__";
+    const [row] = connection.read(proto, []) as Array<Record<string, unknown>>;
+    assert.deepEqual(Object.getOwnPropertyNames(row), ['one', '__proto__']);
+    assert.deepEqual([row.one, Object.getOwnPropertyDescriptor(row, '__proto__')?.value], [3, 'q']);
+    assert.equal(Object.getPrototypeOf(row), Object.prototype);
     const returning = 'insert into t (name) values (?) returning id, name';
     assert.equal(
       connection.read(returning, ['c']),
