@@ -86,6 +86,17 @@ const shapes: Array<[string, Session]> = [
     session({ metadata: { order: '12"34', '\u00e9': '' }, clientReference: 'order-1234' }),
   ],
   ['pending with a return URL', session({ returnUrl: 'https://shop.example/back?order=1&x="y"' })],
+  [
+    // One kind of character JSON escapes in each field the caller writes (the return URL above
+    // holds only quotes): a lone surrogate, a backslash, a control.
+    'pending with text to escape in every free field',
+    session({
+      purpose: 'lone \ud800 surrogate, and a pair \ud83c\udf93',
+      clientReference: 'back\\slash',
+      returnUrl: 'https://shop.example/\u001f',
+      metadata: { '\udfff': '\\\t' },
+    }),
+  ],
   ['consented', session({ status: 'consented', consentedAt: '2026-11-23T10:01:00.000Z' })],
   ['expired on read', session({ expiresAt: '2026-11-23T09:59:59.999Z' })],
   ['declined', session({ status: 'declined', completedAt: '2026-11-23T10:01:00.000Z' })],
