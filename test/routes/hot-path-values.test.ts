@@ -36,6 +36,24 @@ describe('ids from the pooled random bytes', () => {
     assert.equal(seen.size, 5000);
   });
 
+  test('hold their time in ten characters, most significant first, and sort by it', () => {
+    const crockford = '0123456789abcdefghjkmnpqrstvwxyz';
+    // Base 32 as Number.prototype.toString writes it (digits 0-9a-v), in the ids' alphabet.
+    const timePart = (ms: number) =>
+      [...ms.toString(32).padStart(10, '0')].map((digit) => crockford[parseInt(digit, 32)]).join('');
+    const times = [0, 1, 31, 32, 1_795_000_000_123, 2 ** 50 - 1];
+    const ids = times.map((ms, i) => {
+      const clock = new TestClock(new Date(ms));
+      // Kinds interleaved: each keeps its own prefix.
+      const kind = i % 2 === 0 ? 'request' : 'session';
+      const id = newId(kind, clock);
+      assert.ok(isId(kind, id), id);
+      assert.equal(id.slice(ID_PREFIXES[kind].length, ID_PREFIXES[kind].length + 10), timePart(ms), `${ms}`);
+      return id.slice(ID_PREFIXES[kind].length);
+    });
+    assert.deepEqual([...ids].sort(), ids);
+  });
+
   test('use every character of the alphabet in their random part', () => {
     const chars = new Set<string>();
     for (let i = 0; i < 500; i++) for (const c of newId('request').slice(ID_PREFIXES.request.length + 10)) chars.add(c);
