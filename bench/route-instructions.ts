@@ -7,7 +7,7 @@
  * floor's read 20 % above its usual once, so compare more than one invocation.
  *
  *   node --import tsx bench/route-instructions.ts [--requests 2000] [--warmup 8000]
- *       [--servers service,floor,fastify] [--cache-sim] [--json]
+ *       [--servers service,floor,fastify] [--cache-sim] [--top 30] [--keep DIR] [--json]
  *
  * Each server runs under `valgrind --tool=callgrind` with instrumentation off while it starts and
  * while `--warmup` GETs let V8 compile its hot code; instrumentation is on for `--requests` GETs
@@ -17,11 +17,20 @@
  * servers) is not counted. `--cache-sim` adds callgrind's cache model: first-level and last-level
  * misses per GET. Slow: about a minute per server. Figures are printed, never asserted; with
  * --json the last line is {"service": {"main_k", "all_k", …}, "floor": {…}, "fastify": {…}}.
+ *
+ * `--top N` says where the service's instructions go beside the last other server measured (Fastify's
+ * floor by default): the N functions of the main thread whose instructions per GET differ the most
+ * between the two, each function's own instructions (not its callees'), from `callgrind_annotate`.
+ * V8's compiled JavaScript has no symbols for valgrind: with --top each server runs with
+ * `--perf-basic-prof`, whose map (/tmp/perf-<pid>.map) names the addresses of compiled code
+ * ("JS:*name file:line:column"; a `*` is optimized code). In the JSON: "top": [{"function",
+ * "service", "baseline", "difference"}], instructions per GET. `--keep DIR` writes callgrind's
+ * files to DIR and leaves them there (for `callgrind_annotate --tree=caller`, say), with the maps.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { unusedPort } from '../test/support/server.ts';
 import { benchDatabase, REPO_ROOT, startService, tenantWithSession } from './support.ts';
@@ -32,13 +41,17 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '8000' },
     servers: { type: 'string', default: 'service,floor,fastify' },
     'cache-sim': { type: 'boolean', default: false },
+    top: { type: 'string' },
+    keep: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
 const REQUESTS = Number(values.requests);
 const WARMUP = Number(values.warmup);
+const TOP = values.top === undefined ? 0 : Number(values.top);
 if (![REQUESTS, WARMUP].every((n) => Number.isInteger(n) && n > 0))
   throw new Error('--requests and --warmup: positive whole numbers');
+if (!Number.isInteger(TOP) || TOP < 0) throw new Error('--top: a whole number of functions');
 const SERVERS = values.servers.split(',');
 for (const s of SERVERS)
   if (s !== 'service' && s !== 'floor' && s !== 'fastify')
@@ -54,10 +67,13 @@ interface Counts {
   /** With --cache-sim: first-level instruction and data misses, last-level misses, per GET. */
   l1_misses?: number;
   ll_misses?: number;
+  /** With --top: each function's own instructions per GET on the main thread. */
+  functions?: Map<string, number>;
 }
 
 const database = await benchDatabase('sqlite');
-const dir = mkdtempSync(join(tmpdir(), 'route-instructions-'));
+const dir = values.keep ? resolve(values.keep) : mkdtempSync(join(tmpdir(), 'route-instructions-'));
+mkdirSync(dir, { recursive: true });
 const results: Record<string, Counts> = {};
 try {
   // The tenant and session are made through a service started normally, then stopped.
@@ -103,9 +119,24 @@ try {
   }
   if (results.service && results.floor)
     console.log(`service ÷ floor, main thread: ${(results.service.main_k / results.floor.main_k).toFixed(2)}`);
-  if (values.json) console.log(JSON.stringify({ ...results, requests: REQUESTS, warmup: WARMUP }));
+  const baseline = ['fastify', 'floor'].find((s) => results[s]);
+  const top = TOP > 0 && results.service && baseline ? differences(results.service, results[baseline], TOP) : [];
+  if (top.length > 0) {
+    console.log(
+      `\nwhere the service's instructions differ from ${baseline}'s, per GET (own instructions, main thread):`,
+    );
+    console.log(`${'service'.padStart(9)} ${baseline!.padStart(9)} ${'difference'.padStart(11)}  function`);
+    for (const t of top)
+      console.log(
+        `${t.service.toFixed(0).padStart(9)} ${t.baseline.toFixed(0).padStart(9)} ${t.difference.toFixed(0).padStart(11)}  ${t.function}`,
+      );
+  }
+  if (values.json) {
+    const counts = Object.fromEntries(Object.entries(results).map(([name, { functions: _, ...c }]) => [name, c]));
+    console.log(JSON.stringify({ ...counts, ...(top.length > 0 ? { top } : {}), requests: REQUESTS, warmup: WARMUP }));
+  }
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (!values.keep) rmSync(dir, { recursive: true, force: true });
   await database.drop();
 }
 
@@ -128,6 +159,7 @@ async function count(
       ...(values['cache-sim'] ? ['--cache-sim=yes'] : []),
       `--callgrind-out-file=${out}`,
       process.execPath,
+      ...(TOP > 0 ? ['--perf-basic-prof', `--logfile=${join(dir, `${name}-v8.log`)}`, '--no-logfile-per-isolate'] : []),
       '--import',
       'tsx',
       entry,
@@ -172,6 +204,7 @@ async function count(
     return Object.fromEntries(events.map((e, i) => [e, numbers[i] ?? 0]));
   };
   const main = totals(`${name}.out.1-01`);
+  const functions = TOP > 0 ? ownInstructions(join(dir, `${name}.out.1-01`), child.pid!) : undefined;
   const all = dumped.map(totals).reduce((sum, t) => sum + (t.Ir ?? 0), 0);
   const perGet = (n: number) => n / REQUESTS;
   return {
@@ -183,7 +216,65 @@ async function count(
           ll_misses: Math.round(perGet(main.ILmr + main.DLmr + main.DLmw)),
         }
       : {}),
+    ...(functions ? { functions } : {}),
   };
+}
+
+/**
+ * Each function's own instructions per GET in a callgrind file, by name: compiled JavaScript named
+ * from V8's perf map of that process (moved to `dir` when kept, deleted otherwise).
+ */
+function ownInstructions(file: string, pid: number): Map<string, number> {
+  const mapFile = `/tmp/perf-${pid}.map`;
+  const code = readFileSync(mapFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [start, size, ...name] = line.split(' ');
+      return { start: parseInt(start, 16), end: parseInt(start, 16) + parseInt(size, 16), name: name.join(' ') };
+    })
+    .sort((a, b) => a.start - b.start);
+  if (values.keep) renameSync(mapFile, join(dir, `${basename(file)}.perf.map`));
+  else rmSync(mapFile, { force: true });
+  const compiled = (address: number): string => {
+    let low = 0;
+    let high = code.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      if (code[mid].start <= address) low = mid + 1;
+      else high = mid - 1;
+    }
+    const found = code[high];
+    return found && address < found.end ? found.name : 'compiled code not in the map';
+  };
+  const annotated = execFileSync('callgrind_annotate', ['--threshold=100', '--show=Ir', file], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const functions = new Map<string, number>();
+  // "  39,400,000 ( 7.25%)  ???:v8::internal::JsonStringifier::SerializeString(…) [/usr/bin/node]"
+  for (const line of annotated.split('\n')) {
+    const match = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(?:\S*?:)?(.+?)(?: \[[^\]]*\])?$/.exec(line);
+    if (!match || match[2] === 'PROGRAM TOTALS') continue;
+    const address = /^0x([0-9a-f]+)/.exec(match[2]);
+    // C++ names lose their parameters: one name per function, whatever its overloads.
+    const name = address ? compiled(parseInt(address[1], 16)) : match[2].replace(/\(.*$/, '');
+    functions.set(name, (functions.get(name) ?? 0) + Number(match[1].replaceAll(',', '')) / REQUESTS);
+  }
+  return functions;
+}
+
+/** The `top` functions whose instructions per GET differ the most between the service and a baseline. */
+function differences(service: Counts, baseline: Counts, top: number) {
+  const names = new Set([...service.functions!.keys(), ...baseline.functions!.keys()]);
+  return [...names]
+    .map((name) => {
+      const s = service.functions!.get(name) ?? 0;
+      const b = baseline.functions!.get(name) ?? 0;
+      return { function: name, service: Math.round(s), baseline: Math.round(b), difference: Math.round(s - b) };
+    })
+    .sort((x, y) => Math.abs(y.difference) - Math.abs(x.difference))
+    .slice(0, top);
 }
 
 function control(...args: Array<string | number>): void {
