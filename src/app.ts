@@ -42,6 +42,7 @@ import { sessionCallAdmitted } from './services/session-calls.ts';
 import type { Store } from './store/db.ts';
 import { createLogger } from './logging.ts';
 import { lazySerializerFactory, lazyValidator } from './http/lazy-compilers.ts';
+import { installRouteOptions, routeOf } from './http/route-options.ts';
 
 export interface AppDeps {
   /** The database and its pool (health checks); the use cases reach it through `services`. */
@@ -123,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   installCors(app, config.corsOrigins);
   for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
+  installRouteOptions(app);
   app.decorateRequest('principal', null);
   app.decorateRequest('prefetchedSession', null);
   app.decorateRequest('keyToConfirm', null);
@@ -137,7 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installDrain(app);
   app.addHook('onRequest', (request, _reply, done) => {
     // A route that documents bearer security enforces it: the OpenAPI document cannot drift from the code.
-    if (!requiresBearer(request.routeOptions.schema?.security)) return done();
+    if (!requiresBearer(routeOf(request).schema?.security)) return done();
     // A route whose write confirms the key: no read when this process has seen the key before.
     request.principal = recalledPrincipal(services.keyLookups, request) ?? null;
     if (request.principal) return done();
@@ -157,7 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onResponse', (request, reply, done) => {
     services.metrics.httpRequest({
       method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
+      route: routeOf(request).url ?? 'unmatched',
       status: reply.statusCode,
       seconds: reply.elapsedTime / 1000,
     });
@@ -273,6 +275,7 @@ export async function buildOperationsApp(deps: AppDeps): Promise<FastifyInstance
   }).withTypeProvider<TypeBoxTypeProvider>();
   installValidation(app, COMPONENT_SCHEMAS);
   installErrorHandling(app, isDatabaseUnavailable);
+  installRouteOptions(app);
   // The error answers reference the shared component schemas (ErrorResponse).
   for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
   app.addHook('onRequest', async (request, reply) => {

@@ -4,6 +4,7 @@ import { ApiError } from '../errors.ts';
 import type { KeyLookup, KeyLookups } from '../services/api-keys.ts';
 import type { KeyToConfirm, Principal } from '../domain/principal.ts';
 import type { Session } from '../domain/session.ts';
+import { routeOf } from './route-options.ts';
 
 /** A session read in the same query as the key (see `readsSession`). */
 export interface PrefetchedSession {
@@ -87,7 +88,7 @@ function bearerKeyHash(request: FastifyRequest): string | ApiError {
  * the handler runs.
  */
 export function recalledPrincipal(keys: KeyLookups, request: FastifyRequest): Principal | undefined {
-  if (!request.routeOptions.config?.confirmsKey || request.headers['idempotency-key'] !== undefined) return undefined;
+  if (!routeOf(request).config?.confirmsKey || request.headers['idempotency-key'] !== undefined) return undefined;
   const keyHash = bearerKeyHash(request);
   if (keyHash instanceof ApiError) return undefined;
   const principal = keys.recall(keyHash);
@@ -110,7 +111,7 @@ export async function confirmPrincipal(keys: KeyLookups, request: FastifyRequest
 }
 
 async function lookup(keys: KeyLookups, request: FastifyRequest, keyHash: string): Promise<KeyLookup> {
-  const param = request.routeOptions.config?.readsSession;
+  const param = routeOf(request).config?.readsSession;
   const sessionId = param ? (request.params as Record<string, unknown> | undefined)?.[param] : undefined;
   // Path parameters are not validated yet: an id of another shape is read by the handler, after validation.
   if (typeof sessionId !== 'string' || !PLAUSIBLE_ID.test(sessionId)) return keys.byHash(keyHash);

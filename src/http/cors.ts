@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { routeOf } from './route-options.ts';
 
 /**
  * CORS for the endpoints a browser may call across origins: the public session status (a shop's
@@ -49,10 +50,10 @@ export function installCors(app: FastifyInstance, origins: readonly string[]): v
 
   /** Sets the CORS headers of a public route; answers a preflight and says so. */
   function preflight(request: FastifyRequest, reply: FastifyReply): boolean {
-    const route = request.routeOptions.url;
+    const route = routeOf(request).url;
     const isPublic = route !== undefined && PUBLIC_CORS_ROUTES[route] !== undefined;
-    const path = request.url.split('?')[0]!;
-    const preflightMethods = request.method === 'OPTIONS' && !isPublic ? publicMethods(path) : undefined;
+    const preflightMethods =
+      request.method === 'OPTIONS' && !isPublic ? publicMethods(request.url.split('?')[0]!) : undefined;
     if (!isPublic && !preflightMethods) return false;
     // The answer depends on Origin: caches must keep one per origin.
     reply.header('vary', 'Origin');

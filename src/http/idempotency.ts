@@ -10,6 +10,7 @@ import {
   findIdempotency,
   releaseIdempotency,
 } from '../services/idempotency.ts';
+import { routeOf } from './route-options.ts';
 
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
@@ -152,7 +153,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
             claim.scope,
             claim.key,
             reply.statusCode,
-            storableBody(String(payload), request.routeOptions.config?.secretFields),
+            storableBody(String(payload), routeOf(request).config?.secretFields),
           );
     settled.then(
       () => done(null, payload),

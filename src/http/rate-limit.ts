@@ -4,6 +4,7 @@ import type { Clock } from '../domain/clock.ts';
 import { FixedWindowLimiter, type RateLimitDecision } from '../domain/rate-limit.ts';
 import { ApiError } from '../errors.ts';
 import type { SessionCall } from '../services/session-calls.ts';
+import { routeOf } from './route-options.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -67,7 +68,7 @@ export function installRateLimits(
   });
 
   function count(request: FastifyRequest, reply: FastifyReply): void {
-    const kind = request.routeOptions.config?.rateLimit;
+    const kind = routeOf(request).config?.rateLimit;
     if (kind === 'none') return;
     if (kind === 'session' && !request.principal) return checkAddress(request, reply);
     // Keys and addresses live in different namespaces: a key id never collides with an address.
@@ -97,7 +98,7 @@ export function installRateLimits(
   }
 
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-    const { rateLimit, sessionCall } = request.routeOptions.config ?? {};
+    const { rateLimit, sessionCall } = routeOf(request).config ?? {};
     if (rateLimit !== 'session' || !sessionCall || request.principal || (!byAddress && !bySession)) return done();
     const call = sessionCall(request);
     admit(call).then((admitted) => {

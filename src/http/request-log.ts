@@ -3,6 +3,7 @@ import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyR
 import type { Bindings, ChildLoggerOptions } from 'pino';
 import { newId } from '../domain/ids.ts';
 import { loggableUrl } from '../logging.ts';
+import { routeOf } from './route-options.ts';
 
 /** The levels at which the "request received" line is written. */
 const VERBOSE_LEVELS = new Set(['debug', 'trace']);
@@ -55,7 +56,7 @@ export class AccessLog extends LogController {
     const line = {
       method: request.method,
       url: loggableUrl(request.url),
-      route: request.routeOptions.url,
+      route: routeOf(request).url,
       statusCode: reply.statusCode,
       responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
     };
