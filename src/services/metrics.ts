@@ -9,6 +9,7 @@ import type {
   SessionOutcome,
 } from '../domain/metrics.ts';
 import type { Db } from '../store/db.ts';
+import { HttpRequestMetrics } from './http-metrics.ts';
 import { dueDeliveryBacklog } from '../store/webhook-deliveries/read-model.ts';
 
 /** What the metrics read of the proof pool (proofs/worker/pool.ts). */
@@ -31,8 +32,7 @@ export interface PoolStats {
  */
 export class PrometheusMetrics implements MetricsRecorder {
   readonly registry = new Registry();
-  readonly #http: Histogram<'method' | 'route' | 'status'>;
-  readonly #httpTotal: Counter<'method' | 'route' | 'status'>;
+  readonly #http: HttpRequestMetrics;
   readonly #sessionsCreated: Counter<'environment'>;
   readonly #sessionsCompleted: Counter<'outcome' | 'format'>;
   readonly #sessionsRedacted: Counter<'trigger'>;
@@ -52,19 +52,7 @@ export class PrometheusMetrics implements MetricsRecorder {
   }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.#http = new Histogram({
-      name: 'matricula_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request, by method, route pattern and status.',
-      labelNames: ['method', 'route', 'status'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    });
-    this.#httpTotal = new Counter({
-      name: 'matricula_http_requests_total',
-      help: 'HTTP requests answered, by method, route pattern and status.',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    });
+    this.#http = new HttpRequestMetrics(this.registry);
     this.#sessionsCreated = new Counter({
       name: 'matricula_sessions_created_total',
       help: 'Verification sessions created, by environment.',
@@ -190,9 +178,7 @@ export class PrometheusMetrics implements MetricsRecorder {
   }
 
   httpRequest(input: { method: string; route: string; status: number; seconds: number }): void {
-    const labels = { method: input.method, route: input.route, status: String(input.status) };
-    this.#http.observe(labels, input.seconds);
-    this.#httpTotal.inc(labels);
+    this.#http.record(input.method, input.route, input.status, input.seconds);
   }
 
   sessionCreated(input: { environment: string }): void {
