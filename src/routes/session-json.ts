@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { SessionResult } from '../domain/session.ts';
-import type { sessionView } from '../services/sessions.ts';
+import type { SessionLinks, sessionView } from '../services/sessions.ts';
 
 /**
  * The session answers, serialized by hand. The session schema is a `oneOf` by status, and for a
@@ -70,12 +70,29 @@ function jsonString(value: string): string {
 
 const jsonNullable = (value: string | null): string => (value === null ? 'null' : jsonString(value));
 
+/**
+ * A session's links as the answer writes them, kept beside the links object sessionView keeps
+ * (services/sessions.ts): a third of the answer's characters, tested for escapes once per session
+ * rather than on every read.
+ */
+const linksJson = new WeakMap<SessionLinks, string>();
+
+function sessionLinksJson(links: SessionLinks): string {
+  let json = linksJson.get(links);
+  if (json === undefined) {
+    json =
+      `,"qrPayload":${jsonString(links.qrPayload)},"verificationUrl":${jsonString(links.verificationUrl)}` +
+      `,"openid4vpUri":${jsonString(links.openid4vpUri)}`;
+    linksJson.set(links, json);
+  }
+  return json;
+}
+
 /** `Session` (session-schemas.ts): `result` exactly when completed (sessionView sets it only then). */
 function sessionObjectJson(view: SessionView): string {
   return (
     `{"sessionId":${jsonString(view.sessionId)},"challengeNonce":${jsonString(view.challengeNonce)}` +
-    `,"qrPayload":${jsonString(view.qrPayload)},"verificationUrl":${jsonString(view.verificationUrl)}` +
-    `,"openid4vpUri":${jsonString(view.openid4vpUri)},"expiresAt":${jsonString(view.expiresAt)}` +
+    `${sessionLinksJson(view.links)},"expiresAt":${jsonString(view.expiresAt)}` +
     `,"appId":${jsonString(view.appId)},"environment":${jsonString(view.environment)}` +
     `,"purpose":${jsonString(view.purpose)},"requiredClaims":${JSON.stringify(view.requiredClaims)}` +
     `,"metadata":${JSON.stringify(view.metadata)},"clientReference":${jsonNullable(view.clientReference)}` +
@@ -96,8 +113,7 @@ export function sessionJson(view: SessionView): string {
 export function createdSessionJson(view: SessionView): string {
   return (
     `{"success":true,"data":{"sessionId":${jsonString(view.sessionId)},"status":${jsonString(view.status)}` +
-    `,"challengeNonce":${jsonString(view.challengeNonce)},"qrPayload":${jsonString(view.qrPayload)}` +
-    `,"verificationUrl":${jsonString(view.verificationUrl)},"openid4vpUri":${jsonString(view.openid4vpUri)}` +
+    `,"challengeNonce":${jsonString(view.challengeNonce)}${sessionLinksJson(view.links)}` +
     `,"expiresAt":${jsonString(view.expiresAt)}}}`
   );
 }

@@ -1,4 +1,6 @@
 import { openid4vpUri } from './openid4vp/request.ts';
+import type { Config } from '../config.ts';
+import { BoundedCache } from '../domain/bounded-cache.ts';
 import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
 import { newId, pooledRandomBytes } from '../domain/ids.ts';
 import { checkReturnUrl } from '../domain/return-url.ts';
@@ -144,17 +146,51 @@ export async function listSessionsFor(
   );
 }
 
+/** Where a session's answer points: its QR payload, its portal page and its OpenID4VP URI. */
+export interface SessionLinks {
+  readonly qrPayload: string;
+  readonly verificationUrl: string;
+  readonly openid4vpUri: string;
+}
+
+const KEPT_LINKS = 10_000;
+const keptLinks = new WeakMap<Config, BoundedCache<string, SessionLinks>>();
+
+/**
+ * A session's links, made once and kept per configuration (bounded, least recently used out
+ * first): they depend on the configuration and on the session's id and challenge only, which never
+ * change, and a business reads the same session until it completes. The same object on every read
+ * while kept, so that what is made of it can be kept beside it (routes/session-json.ts).
+ */
+function sessionLinks(config: Config, session: Session): SessionLinks {
+  let kept = keptLinks.get(config);
+  if (!kept) keptLinks.set(config, (kept = new BoundedCache<string, SessionLinks>(KEPT_LINKS)));
+  const key = `${session.id}:${session.challengeNonce}`;
+  let links = kept.get(key);
+  if (!links) {
+    links = {
+      qrPayload: `${config.appScheme}://verify?session=${encodeURIComponent(session.id)}&nonce=${encodeURIComponent(session.challengeNonce)}`,
+      verificationUrl: `${config.portalUrl}/verify/${session.id}`,
+      openid4vpUri: openid4vpUri(config, session),
+    };
+    kept.set(key, links);
+  }
+  return links;
+}
+
 /** The public view: creation fields (docs/sessions.md), state, and the result once completed. */
 export function sessionView(session: Session, deps: Pick<ServiceDeps, 'config' | 'clock'>) {
   const { config } = deps;
   const status = effectiveStatus(session.status, session.expiresAt, deps.clock.now());
+  const links = sessionLinks(config, session);
   return {
     sessionId: session.id,
     status,
     challengeNonce: session.challengeNonce,
-    qrPayload: `${config.appScheme}://verify?session=${encodeURIComponent(session.id)}&nonce=${encodeURIComponent(session.challengeNonce)}`,
-    verificationUrl: `${config.portalUrl}/verify/${session.id}`,
-    openid4vpUri: openid4vpUri(config, session),
+    links,
+    qrPayload: links.qrPayload,
+    verificationUrl: links.verificationUrl,
+    openid4vpUri: links.openid4vpUri,
     expiresAt: session.expiresAt,
     appId: session.appId,
     environment: session.environment,

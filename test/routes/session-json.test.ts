@@ -197,3 +197,28 @@ test('a created session: the creation fields only, as fast-json-stringify writes
     'expiresAt',
   ]);
 });
+
+test("a session's links, kept once made, are its own under each configuration", () => {
+  const other = {
+    config: testConfig({ OPENID4VP_CLIENT_ID_PREFIX: 'x509_san_dns', BASE_URL: 'https://other.example' }),
+    clock,
+  };
+  const first = session();
+  const second = session({ id: 'sess_01jd8x4m2n5p6q7r8s9t0v1w3y', challengeNonce: 'nonce_other' });
+  for (const [shape, config] of [
+    [first, deps],
+    [second, deps],
+    [first, other],
+    [first, deps],
+  ] as const) {
+    const view = sessionView(shape, config);
+    const data = (JSON.parse(sessionJson(view)) as { data: Record<string, string> }).data;
+    assert.equal(sessionJson(view), bySchema.session({ success: true, data: view }));
+    assert.ok(data.verificationUrl.startsWith(config.config.portalUrl), data.verificationUrl);
+    assert.ok(data.verificationUrl.endsWith(`/verify/${shape.id}`), data.verificationUrl);
+    assert.ok(data.qrPayload.includes(encodeURIComponent(shape.challengeNonce)), data.qrPayload);
+    assert.ok(data.openid4vpUri.includes(encodeURIComponent(shape.id)), data.openid4vpUri);
+    const created = (JSON.parse(createdSessionJson(view)) as { data: Record<string, string> }).data;
+    assert.deepEqual([created.qrPayload, created.verificationUrl], [data.qrPayload, data.verificationUrl]);
+  }
+});
