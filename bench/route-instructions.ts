@@ -1,13 +1,15 @@
 /**
- * Instructions per session GET (SQLite) under valgrind's callgrind, of the service, the floor
- * (bench/bare-server.ts: node:http with only the key's hash and the one read) and the same floor
- * served by Fastify: what each spends in user space per request, counted rather than timed. On a
+ * Instructions per session GET (or, with `--route create`, per session created) under valgrind's
+ * callgrind, on SQLite (or `--database postgres`: the service's own work, not PostgreSQL's), of
+ * the service, the floor (bench/bare-server.ts: node:http with only the key's hash and the one
+ * read, or the insert) and the same floor served by Fastify: what each spends in user space per request, counted rather than timed. On a
  * host where the same service's CPU per GET moved from 93 to 155 µs between invocations, the
  * service's count repeated within 2 % over four (bench/README.md, route-instructions.ts); the
  * floor's read 20 % above its usual once, so compare more than one invocation.
  *
  *   node --import tsx bench/route-instructions.ts [--requests 2000] [--warmup 8000]
- *       [--servers service,floor,fastify] [--cache-sim] [--top 30] [--keep DIR] [--json]
+ *       [--servers service,floor,fastify] [--route get|create] [--database sqlite|postgres]
+ *       [--cache-sim] [--top 30] [--keep DIR] [--json]
  *
  * Each server runs under `valgrind --tool=callgrind` with instrumentation off while it starts and
  * while `--warmup` GETs let V8 compile its hot code; instrumentation is on for `--requests` GETs
@@ -15,8 +17,11 @@
  * figure is the main thread's, where the requests run; all threads' is printed beside it (V8's
  * compiler and GC helpers). Kernel time (the syscalls, the same four per GET for the three
  * servers) is not counted. `--cache-sim` adds callgrind's cache model: first-level and last-level
- * misses per GET. Slow: about a minute per server. Figures are printed, never asserted; with
- * --json the last line is {"service": {"main_k", "all_k", …}, "floor": {…}, "fastify": {…}}.
+ * misses per GET. A create's count moves more between invocations than a GET's (a scavenge or a
+ * compilation more or less in the window: 565 to 659 k for the same code): give it
+ * `--warmup 12000 --requests 3000`, past the service's caches filling (10,000 sessions), and
+ * compare several invocations. Slow: about a minute per server. Figures are printed, never
+ * asserted; with --json the last line is {"service": {"main_k", "all_k", …}, "floor": {…}, "fastify": {…}}.
  *
  * `--top N` says where the service's instructions go beside the last other server measured (Fastify's
  * floor by default): the N functions of the main thread whose instructions per GET differ the most
@@ -40,6 +45,8 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '2000' },
     warmup: { type: 'string', default: '8000' },
     servers: { type: 'string', default: 'service,floor,fastify' },
+    route: { type: 'string', default: 'get' },
+    database: { type: 'string', default: 'sqlite' },
     'cache-sim': { type: 'boolean', default: false },
     top: { type: 'string' },
     keep: { type: 'string' },
@@ -52,6 +59,10 @@ const TOP = values.top === undefined ? 0 : Number(values.top);
 if (![REQUESTS, WARMUP].every((n) => Number.isInteger(n) && n > 0))
   throw new Error('--requests and --warmup: positive whole numbers');
 if (!Number.isInteger(TOP) || TOP < 0) throw new Error('--top: a whole number of functions');
+const ROUTE = values.route;
+if (ROUTE !== 'get' && ROUTE !== 'create') throw new Error(`--route: get or create, not ${ROUTE}`);
+const DIALECT = values.database;
+if (DIALECT !== 'sqlite' && DIALECT !== 'postgres') throw new Error(`--database: sqlite or postgres, not ${DIALECT}`);
 const SERVERS = values.servers.split(',');
 for (const s of SERVERS)
   if (s !== 'service' && s !== 'floor' && s !== 'fastify')
@@ -71,7 +82,7 @@ interface Counts {
   functions?: Map<string, number>;
 }
 
-const database = await benchDatabase('sqlite');
+const database = await benchDatabase(DIALECT);
 const dir = values.keep ? resolve(values.keep) : mkdtempSync(join(tmpdir(), 'route-instructions-'));
 mkdirSync(dir, { recursive: true });
 const results: Record<string, Counts> = {};
@@ -102,16 +113,26 @@ try {
             BARE_FRAMEWORK: server === 'fastify' ? 'fastify' : 'node:http',
           };
     const entry = server === 'service' ? 'src/main.ts' : 'bench/bare-server.ts';
-    results[server] = await count(
-      server,
-      entry,
-      env,
-      `${origin}/verification/v1/sessions/${tenant.sessionId}`,
-      tenant.headers,
-    );
+    const request: RouteRequest =
+      ROUTE === 'get'
+        ? {
+            url: `${origin}/verification/v1/sessions/${tenant.sessionId}`,
+            init: { headers: tenant.headers },
+            status: 200,
+          }
+        : {
+            url: `${origin}/verification/v1/sessions`,
+            init: {
+              method: 'POST',
+              headers: { ...tenant.headers, 'content-type': 'application/json' },
+              body: tenant.createBody,
+            },
+            status: 201,
+          };
+    results[server] = await count(server, entry, env, request);
     const c = results[server];
     console.log(
-      `${server.padEnd(8)} ${c.main_k.toFixed(1).padStart(7)} k instructions per GET (all threads ${c.all_k.toFixed(1)} k)` +
+      `${server.padEnd(8)} ${c.main_k.toFixed(1).padStart(7)} k instructions per ${ROUTE === 'get' ? 'GET' : 'create'} (all threads ${c.all_k.toFixed(1)} k)` +
         (c.l1_misses === undefined
           ? ''
           : `, ${c.l1_misses.toFixed(0)} first-level and ${c.ll_misses!.toFixed(0)} last-level misses`),
@@ -123,7 +144,7 @@ try {
   const top = TOP > 0 && results.service && baseline ? differences(results.service, results[baseline], TOP) : [];
   if (top.length > 0) {
     console.log(
-      `\nwhere the service's instructions differ from ${baseline}'s, per GET (own instructions, main thread):`,
+      `\nwhere the service's instructions differ from ${baseline}'s, per request (own instructions, main thread):`,
     );
     console.log(`${'service'.padStart(9)} ${baseline!.padStart(9)} ${'difference'.padStart(11)}  function`);
     for (const t of top)
@@ -140,13 +161,14 @@ try {
   await database.drop();
 }
 
-async function count(
-  name: string,
-  entry: string,
-  env: Record<string, string>,
-  url: string,
-  headers: Record<string, string>,
-): Promise<Counts> {
+/** The one request counted: a session's GET or a create. */
+interface RouteRequest {
+  url: string;
+  init: RequestInit;
+  status: number;
+}
+
+async function count(name: string, entry: string, env: Record<string, string>, request: RouteRequest): Promise<Counts> {
   const out = join(dir, `${name}.out`);
   const child = spawn(
     'valgrind',
@@ -170,9 +192,9 @@ async function count(
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const get = async () => {
-    const response = await fetch(url, { headers });
+    const response = await fetch(request.url, request.init);
     const body = await response.text();
-    if (response.status !== 200) throw new Error(`${name} answered ${response.status}: ${body}`);
+    if (response.status !== request.status) throw new Error(`${name} answered ${response.status}: ${body}`);
   };
   try {
     for (let tries = 0; ; tries++) {
