@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Environment } from './environment.ts';
 
@@ -49,7 +49,9 @@ export function parseSecret(secret: string): Environment | undefined {
  * indexed lookup; comparing hashes instead of secrets also keeps the lookup free of timing leaks.
  */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  // node:crypto's one-shot `hash`: every authenticated request hashes its key, and a Hash object
+  // (createHash) costs twice the digest itself in JavaScript around it.
+  return hash('sha256', secret, 'hex');
 }
 
 /** The prefix, one asterisk per hidden character, then the last four: as long as the key. */

@@ -36,4 +36,10 @@ test('secrets are random and stored only as a SHA-256 hex digest', () => {
   assert.notEqual(a, b);
   assert.match(hashSecret(a), /^[0-9a-f]{64}$/);
   assert.notEqual(hashSecret(a), hashSecret(b));
+  // Stored hashes must stay what every earlier version stored: SHA-256 of the secret's UTF-8 bytes,
+  // in hex (Python's hashlib.sha256 of the same key).
+  assert.equal(
+    hashSecret('sk_test_0123456789ABCDEFGHIJKLMNOPQRSTUVabcdef'),
+    '2c033633eaac755ea544e731b4eae66deef169d5db5f4cb26b9b1e882f8df75d',
+  );
 });
