@@ -1,3 +1,4 @@
+import { timestampMs } from './clock.ts';
 /** The states of a verification session (docs/sessions.md, States). */
 export type SessionStatus = 'pending' | 'consented' | 'completed' | 'expired' | 'cancelled' | 'declined';
 
@@ -32,7 +33,7 @@ export function isTerminal(status: SessionStatus): boolean {
 
 /** Expiry is exact on read: an open session past its expiry reads as expired before the sweeper persists it. */
 export function effectiveStatus(status: SessionStatus, expiresAt: string, now: Date): SessionStatus {
-  return OPEN_STATUSES.includes(status) && now.getTime() >= Date.parse(expiresAt) ? 'expired' : status;
+  return OPEN_STATUSES.includes(status) && now.getTime() >= timestampMs(expiresAt) ? 'expired' : status;
 }
 
 /** Rejected presentations allowed before the session completes unverified. */
