@@ -2,6 +2,7 @@ import { openid4vpUri } from './openid4vp/request.ts';
 import type { Config } from '../config.ts';
 import { BoundedCache } from '../domain/bounded-cache.ts';
 import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
+import { isoTimestamp } from '../domain/clock.ts';
 import { newId, pooledRandomBytes } from '../domain/ids.ts';
 import { checkReturnUrl } from '../domain/return-url.ts';
 import { effectiveStatus, SESSION_TTL, type SessionStatus } from '../domain/session-state.ts';
@@ -86,6 +87,7 @@ export async function createSession(
   const returnUrl =
     input.returnUrl === undefined ? null : checkedReturnUrl(deps, app.allowedReturnOrigins, input.returnUrl);
   const now = deps.clock.now();
+  const createdAt = isoTimestamp(now);
   const session: Session = {
     id: newId('session', deps.clock),
     appId: app.id,
@@ -99,9 +101,9 @@ export async function createSession(
     clientReference: input.clientReference ?? null,
     failedAttempts: 0,
     result: null,
-    expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(),
-    createdAt: now.toISOString(),
-    updatedAt: now.toISOString(),
+    expiresAt: isoTimestamp(new Date(now.getTime() + ttl * 1000)),
+    createdAt,
+    updatedAt: createdAt,
     consentedAt: null,
     completedAt: null,
     redactedAt: null,
