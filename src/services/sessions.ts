@@ -1,4 +1,4 @@
-import { openid4vpUri } from './openid4vp/request.ts';
+import { buildOpenid4vpUri } from './openid4vp/request.ts';
 import type { Config } from '../config.ts';
 import { BoundedCache } from '../domain/bounded-cache.ts';
 import { isClaimName, CLAIM_CATALOGUE, type ClaimName } from '../domain/claims.ts';
@@ -173,7 +173,8 @@ function sessionLinks(config: Config, session: Session): SessionLinks {
     links = {
       qrPayload: `${config.appScheme}://verify?session=${encodeURIComponent(session.id)}&nonce=${encodeURIComponent(session.challengeNonce)}`,
       verificationUrl: `${config.portalUrl}/verify/${session.id}`,
-      openid4vpUri: openid4vpUri(config, session),
+      // Made afresh: kept here, it need not also be kept by openid4vpUri's own cache.
+      openid4vpUri: buildOpenid4vpUri(config, session),
     };
     kept.set(key, links);
   }

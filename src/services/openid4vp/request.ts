@@ -154,7 +154,8 @@ export function openid4vpUri(config: Config, session: Session, flow: RequestFlow
 const KEPT_URIS = 10_000;
 const uris = new WeakMap<Config, BoundedCache<string, string>>();
 
-function buildOpenid4vpUri(config: Config, session: Session, flow: RequestFlow): string {
+/** {@link openid4vpUri} made afresh, for a caller that keeps it itself (a session's links, services/sessions.ts). */
+export function buildOpenid4vpUri(config: Config, session: Session, flow: RequestFlow = { sameDevice: false }): string {
   const params = signsRequests(config)
     ? {
         client_id: clientId(config, session, flow),
