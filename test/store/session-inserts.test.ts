@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { systemClock } from '../../src/domain/clock.ts';
@@ -9,7 +10,7 @@ import { issueKey } from '../../src/services/api-keys.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
 import { revokeApiKey } from '../../src/store/api-keys.ts';
 import { updateApplication } from '../../src/store/applications.ts';
-import { SessionInserts } from '../../src/store/session-inserts.ts';
+import { SessionInserts, textArrayLiteral } from '../../src/store/session-inserts.ts';
 import { findSession } from '../../src/store/sessions.ts';
 import { analyzeOwnTables, createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
 import { sessionRecord } from '../support/session-records.ts';
@@ -21,10 +22,13 @@ import { installStatementCounter } from '../support/statements.ts';
  * written together, yet each caller learns its own outcome, only once its row is committed.
  */
 const counter = installStatementCounter();
+/** pg's own conversion of a parameter (an array to its literal), which textArrayLiteral stands in for. */
+const pgUtils = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown };
 
 forEachDialect('session inserts, grouped', (dialect) => {
   let db: TestStore;
   let session: (id?: string) => Session;
+  let org: Awaited<ReturnType<typeof createOrganization>>;
   /** Keys to check: A's, one revoked, one of an archived application; `A` with another key's hash. */
   const keys = {
     a: { keyId: '', keyHash: '' },
@@ -34,7 +38,7 @@ forEachDialect('session inserts, grouped', (dialect) => {
   before(async () => {
     db = await createTestStore(dialect);
     const deps = { db: db.store.db, clock: systemClock };
-    const org = await createOrganization(deps, { name: 'A', environment: 'sandbox' });
+    org = await createOrganization(deps, { name: 'A', environment: 'sandbox' });
     session = (id = newId('session', systemClock)) =>
       sessionRecord(org.organization.id, org.application.id, { id, purpose: 'Grouped', metadata: { n: id } });
     keys.a = { keyId: org.apiKey.id, keyHash: hashSecret(org.apiKey.rawSecret) };
@@ -153,6 +157,24 @@ forEachDialect('session inserts, grouped', (dialect) => {
     assert.equal(await findSession(db.store.db, again[1].id), undefined);
   });
 
+  test('text that needs escaping in an array literal is stored as it was sent, checking a key or not', async () => {
+    const inserts = new SessionInserts(db.store.db);
+    const awkward = (key?: typeof keys.a) => ({
+      session: sessionRecord(org.organization.id, org.application.id, {
+        purpose: 'Quotes " and \\ backslashes, {braces}, commas, NULL',
+        metadata: { quote: '"', backslash: '\\', both: '\\"', brace: '{}', word: 'NULL' },
+        clientReference: 'NULL',
+      }),
+      key,
+    });
+    const cases = [awkward(), awkward(), ...(inserts.checksKeys ? [awkward(keys.a)] : [])];
+    assert.deepEqual(
+      await Promise.all(cases.map((c) => inserts.insert(c.session, c.key))),
+      cases.map(() => true),
+    );
+    for (const c of cases) assert.deepEqual(await findSession(db.store.db, c.session.id), c.session);
+  });
+
   test('the key check finds each key by its index, whatever the number of keys', async () => {
     if (dialect === 'sqlite') return;
     // 2,000 more organizations with an application and a key each, and fresh statistics: a plan that scans or hashes
@@ -177,4 +199,19 @@ forEachDialect('session inserts, grouped', (dialect) => {
     assert.match(plan, /Index Scan using applications_pkey/, plan);
     assert.doesNotMatch(plan, /Seq Scan|hashed SubPlan|Hash Join/, plan);
   });
+});
+
+test('a text[] literal is the string pg makes of the same array (its prepareValue)', () => {
+  const arrays: Array<Array<string | null>> = [
+    [],
+    [null],
+    [''],
+    ['plain'],
+    ['a', null, 'b'],
+    ['"', '\\', '\\"', '""', '\\\\', 'end\\'],
+    ['{', '}', ',', ' spaced ', 'NULL', 'null'],
+    ['é ü ß', '日本語', '😀', 'line\nbreak\ttab'],
+    [JSON.stringify({ quote: '"', backslash: '\\', nested: { list: [1, '"x"'] } })],
+  ];
+  for (const array of arrays) assert.equal(textArrayLiteral(array), pgUtils.prepareValue(array), JSON.stringify(array));
 });
