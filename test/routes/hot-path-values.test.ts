@@ -3,7 +3,7 @@ import { hkdfSync } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { ID_PREFIXES, isId, newId, pooledRandomBytes } from '../../src/domain/ids.ts';
 import { newChallengeNonce } from '../../src/services/sessions.ts';
-import { openid4vpUri } from '../../src/services/openid4vp/request.ts';
+import { clientId, openid4vpUri, requestUri } from '../../src/services/openid4vp/request.ts';
 import type { Session } from '../../src/domain/session.ts';
 import { testConfig } from '../support/harness.ts';
 import { TestClock } from '../../src/domain/clock.ts';
@@ -173,5 +173,31 @@ describe('openid4vpUri kept per session', () => {
     assert.match(openid4vpUri(signed, s), /request_uri=/);
     assert.match(openid4vpUri(byValue, s), /client_id=redirect_uri/);
     assert.equal(openid4vpUri(byValue, s), fresh(byValue, s));
+  });
+
+  test("a signed request's URI is its three parameters form-encoded, for ids of any characters", () => {
+    // Encoded once per configuration up to the session's id, then the id and token as they are
+    // (request.ts, signedRequestUri): the same string as URLSearchParams makes of the whole.
+    const configs = [
+      testConfig(SIGNED),
+      testConfig({ ...SIGNED, BASE_URL: 'http://127.0.0.1:8080/some path/with+plus', OPENID4VP_SCHEME: 'haip' }),
+    ];
+    const ids = ['ses_01jd8x7k2m3n4p5q6r7s8t9v0w', 'a*b.c-d_e', 'ses with space', 'ses%2F', 'ses/slash', 'sés'];
+    for (const config of configs)
+      for (const id of ids)
+        for (const sameDevice of [false, true]) {
+          const s = session(id);
+          const flow = { sameDevice };
+          const params = new URLSearchParams({
+            client_id: clientId(config, s, flow),
+            request_uri: requestUri(config, s, flow),
+            request_uri_method: 'post',
+          });
+          assert.equal(
+            openid4vpUri({ ...config }, s, flow),
+            `${config.openid4vp.scheme}://?${params}`,
+            `${id} ${sameDevice}`,
+          );
+        }
   });
 });

@@ -156,16 +156,47 @@ const uris = new WeakMap<Config, BoundedCache<string, string>>();
 
 /** {@link openid4vpUri} made afresh, for a caller that keeps it itself (a session's links, services/sessions.ts). */
 export function buildOpenid4vpUri(config: Config, session: Session, flow: RequestFlow = { sameDevice: false }): string {
-  const params = signsRequests(config)
-    ? {
-        client_id: clientId(config, session, flow),
-        request_uri: requestUri(config, session, flow),
-        request_uri_method: 'post',
-      }
-    : // By value, without the database: the built-in and file profiles (docs/credential-profiles.md).
-      authorizationRequestPayload(config, session, flow, configuredAcceptedProfiles(config));
+  if (signsRequests(config)) return signedRequestUri(config, session, flow);
+  // By value, without the database: the built-in and file profiles (docs/credential-profiles.md).
+  const params = authorizationRequestPayload(config, session, flow, configuredAcceptedProfiles(config));
   return `${config.openid4vp.scheme}://?${queryString(params)}`;
 }
+
+/**
+ * The URI of a signed request: `client_id`, `request_uri` and `request_uri_method=post`,
+ * form-encoded. All of it but the session's id and request token is the same for every session of
+ * a configuration, and is encoded once; the id and the token are made of characters the encoding
+ * leaves as they are, so they are written as they are. Encoding the whole string instead (the
+ * fallback, for an id of other characters) takes about 60 instructions a character.
+ */
+function signedRequestUri(config: Config, session: Session, flow: RequestFlow): string {
+  // The client id is read each time: a configuration's signer may be loaded again (another key).
+  const client = clientId(config, session, flow);
+  const token = requestToken(session.challengeNonce);
+  if (!FORM_UNCHANGED.test(session.id) || !FORM_UNCHANGED.test(token)) {
+    const params = { client_id: client, request_uri: requestUri(config, session, flow), request_uri_method: 'post' };
+    return `${config.openid4vp.scheme}://?${queryString(params)}`;
+  }
+  let kept = signedUriPrefixes.get(config);
+  if (kept?.clientId !== client) {
+    const sessions = `${config.baseUrl}/openid4vp/v1/sessions/`;
+    kept = {
+      clientId: client,
+      prefix: `${config.openid4vp.scheme}://?${queryString({ client_id: client, request_uri: sessions })}`,
+    };
+    signedUriPrefixes.set(config, kept);
+  }
+  return `${kept.prefix}${session.id}${ENCODED_TOKEN_QUERY}${token}${flow.sameDevice ? ENCODED_SAME_DEVICE : ''}&request_uri_method=post`;
+}
+
+/** What application/x-www-form-urlencoded (URLSearchParams) leaves unchanged: letters, digits and `*-._`. */
+const FORM_UNCHANGED = /^[\w*.-]*$/;
+const formEncoded = (text: string) => new URLSearchParams({ v: text }).toString().slice('v='.length);
+/** The parts of `request_uri` after the session's id and after its token, form-encoded. */
+const ENCODED_TOKEN_QUERY = formEncoded('/request?token=');
+const ENCODED_SAME_DEVICE = formEncoded('&device=same');
+/** Per configuration: the signed request URI up to the session's id in `request_uri`. */
+const signedUriPrefixes = new WeakMap<Config, { clientId: string; prefix: string }>();
 
 /**
  * The profiles a session's request offers: every accepted one in a signed request (fetched, so the
