@@ -147,7 +147,8 @@ function civilFromDays(days: number): [number, number, number] {
  */
 export function timestampMs(iso: string): number {
   if (iso.length !== 24) return Date.parse(iso);
-  for (const [at, code] of CANONICAL_SEPARATORS) if (iso.charCodeAt(at) !== code) return Date.parse(iso);
+  for (let i = 0; i < SEPARATOR_AT.length; i++)
+    if (iso.charCodeAt(SEPARATOR_AT[i]) !== SEPARATOR_CODE[i]) return Date.parse(iso);
   const year = digitsAt(iso, 0, 4);
   const month = digitsAt(iso, 5, 2);
   const day = digitsAt(iso, 8, 2);
@@ -165,16 +166,9 @@ export function timestampMs(iso: string): number {
   return daysFromCivil(year, month, day) * DAY_MS + hours * 3_600_000 + minutes * 60_000 + seconds * 1000 + millis;
 }
 
-/** Where `YYYY-MM-DDTHH:MM:SS.sssZ` has its separators, and their character codes. */
-const CANONICAL_SEPARATORS: ReadonlyArray<readonly [number, number]> = [
-  [4, 0x2d],
-  [7, 0x2d],
-  [10, 0x54],
-  [13, 0x3a],
-  [16, 0x3a],
-  [19, 0x2e],
-  [23, 0x5a],
-];
+/** Where `YYYY-MM-DDTHH:MM:SS.sssZ` has its separators, and their character codes (`--T::.Z`). */
+const SEPARATOR_AT = [4, 7, 10, 13, 16, 19, 23];
+const SEPARATOR_CODE = [0x2d, 0x2d, 0x54, 0x3a, 0x3a, 0x2e, 0x5a];
 
 /** The number written by `length` decimal digits at `start`; NaN if any is not a digit. */
 function digitsAt(text: string, start: number, length: number): number {

@@ -89,3 +89,16 @@ test('timestampMs agrees with Date.parse on every other form, valid or not', () 
   ];
   for (const text of texts) assert.ok(Object.is(timestampMs(text), Date.parse(text)), text);
 });
+
+test('the one format is made and read without V8, any other through it', (t) => {
+  const parse = t.mock.method(Date, 'parse');
+  const format = t.mock.method(Date.prototype, 'toISOString');
+  assert.equal(timestampMs('2026-11-29T01:02:03.456Z'), Date.UTC(2026, 10, 29, 1, 2, 3, 456));
+  assert.equal(isoTimestamp(new Date(Date.UTC(2026, 10, 29, 1, 2, 3, 456))), '2026-11-29T01:02:03.456Z');
+  assert.equal(parse.mock.callCount(), 0);
+  assert.equal(format.mock.callCount(), 0);
+  timestampMs('2026-11-29T01:02:03Z');
+  isoTimestamp(new Date(-1));
+  assert.equal(parse.mock.callCount(), 1);
+  assert.equal(format.mock.callCount(), 1);
+});
