@@ -123,8 +123,11 @@ const NEW_SESSION_COLUMNS = [
   'return_url',
 ] as const;
 
+/** What {@link insertSessionsCheckingKeys} sends, one array per column: the session's, then the key to check. */
+const CHECKED_INSERT_COLUMNS = [...NEW_SESSION_COLUMNS, 'key_id', 'key_hash'] as const;
+
 /** Each column's values as one PostgreSQL `text[]` literal ({@link textArrayLiteral}). */
-type NewSessionArrays = Record<(typeof NEW_SESSION_COLUMNS)[number] | 'key_id' | 'key_hash', string>;
+type NewSessionArrays = Record<(typeof CHECKED_INSERT_COLUMNS)[number], string>;
 
 /**
  * New sessions, each stored only if the key it names (if any) still exists with that hash and its
@@ -137,9 +140,8 @@ type NewSessionArrays = Record<(typeof NEW_SESSION_COLUMNS)[number] | 'key_id' |
 const insertCheckingKeys = prepareQuery(
   'insert_sessions_checking_keys',
   (db, p: NewSessionArrays): Compilable<{ id: string }> => {
-    const arrays = [...NEW_SESSION_COLUMNS, 'key_id', 'key_hash'] as const;
-    const unnested = sql.join(arrays.map((column) => sql`${p[column]}::text[]`));
-    const named = sql.join(arrays.map((column) => sql.ref(column)));
+    const unnested = sql.join(CHECKED_INSERT_COLUMNS.map((column) => sql`${p[column]}::text[]`));
+    const named = sql.join(CHECKED_INSERT_COLUMNS.map((column) => sql.ref(column)));
     return {
       compile: () =>
         sql<{ id: string }>`insert into sessions (${sql.join(NEW_SESSION_COLUMNS.map((c) => sql.ref(c)))},
@@ -167,18 +169,19 @@ export async function insertSessionsCheckingKeys(
 ): Promise<Set<string>> {
   if (!capabilitiesOf(db).statementRoundTrips)
     throw new Error('sessions are inserted checking keys on PostgreSQL only');
-  const columns = [...NEW_SESSION_COLUMNS, 'key_id', 'key_hash'] as const;
-  const values = columns.map(() => [] as Array<string | null>);
+  const values = Object.fromEntries(
+    CHECKED_INSERT_COLUMNS.map((column) => [column, [] as Array<string | null>]),
+  ) as Record<(typeof CHECKED_INSERT_COLUMNS)[number], Array<string | null>>;
   for (const { session, key } of sessions) {
     if (session.status !== 'pending' || session.result !== null || session.redactedAt !== null)
       throw new Error('only a new session is inserted checking its key');
     const row = toRow(session);
-    NEW_SESSION_COLUMNS.forEach((column, i) => values[i].push((row[column] ?? null) as string | null));
-    values[NEW_SESSION_COLUMNS.length].push(key?.keyId ?? null);
-    values[NEW_SESSION_COLUMNS.length + 1].push(key?.keyHash ?? null);
+    for (const column of NEW_SESSION_COLUMNS) values[column].push((row[column] ?? null) as string | null);
+    values.key_id.push(key?.keyId ?? null);
+    values.key_hash.push(key?.keyHash ?? null);
   }
   const arrays = Object.fromEntries(
-    columns.map((column, i) => [column, textArrayLiteral(values[i])]),
+    CHECKED_INSERT_COLUMNS.map((column) => [column, textArrayLiteral(values[column])]),
   ) as NewSessionArrays;
   const { rows } = await insertCheckingKeys.execute(db, arrays);
   return new Set(rows.map((row) => row.id));
