@@ -10,7 +10,7 @@ import { issueKey } from '../../src/services/api-keys.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
 import { revokeApiKey } from '../../src/store/api-keys.ts';
 import { updateApplication } from '../../src/store/applications.ts';
-import { SessionInserts, textArrayLiteral } from '../../src/store/session-inserts.ts';
+import { insertSessionsCheckingKeys, SessionInserts, textArrayLiteral } from '../../src/store/session-inserts.ts';
 import { findSession } from '../../src/store/sessions.ts';
 import { analyzeOwnTables, createTestStore, forEachDialect, type TestStore } from '../support/harness.ts';
 import { sessionRecord } from '../support/session-records.ts';
@@ -198,6 +198,30 @@ forEachDialect('session inserts, grouped', (dialect) => {
     assert.match(plan, /Index Scan using api_keys_(key_hash_key|pkey)/, plan);
     assert.match(plan, /Index Scan using applications_pkey/, plan);
     assert.doesNotMatch(plan, /Seq Scan|hashed SubPlan|Hash Join/, plan);
+  });
+
+  test('PostgreSQL settles on one plan for the insert, not a new plan for every group', async () => {
+    if (dialect === 'sqlite') return;
+    // A prepared statement is planned afresh for its first five runs, then kept on its generic plan
+    // unless that plan's estimated cost is above the fresh plans' average. When the estimate counts
+    // the arrays' elements (known in a fresh plan, ten in the generic one), groups smaller than ten
+    // look cheaper planned afresh, and every group was: a plan per create under load, a third of
+    // PostgreSQL's CPU per session (bench/README.md, 28th sitting).
+    const executions = 16;
+    const counts = await db.store.db.connection().execute(async (connection) => {
+      for (let i = 0; i < executions; i++)
+        await insertSessionsCheckingKeys(
+          connection,
+          Array.from({ length: 1 + (i % 4) }, () => ({ session: session(), key: keys.a })),
+        );
+      const { rows } = await sql<{ generic: number; custom: number }>`select generic_plans as generic,
+        custom_plans as custom from pg_prepared_statements where name = 'matricula_insert_sessions_checking_keys'`.execute(
+        connection,
+      );
+      return rows[0]!;
+    });
+    // The connection may have run the statement in the tests before: five fresh plans in all, at most.
+    assert.ok(counts.custom <= 5 && counts.generic >= executions - 5, JSON.stringify(counts));
   });
 });
 
