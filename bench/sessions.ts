@@ -30,7 +30,10 @@
  * on the service's database. Its ratios to the plain bare server (`floor_get_ratio`,
  * `floor_create_ratio`, with their `_cpu_us`) are the most any service doing that work reaches
  * here, whatever its framework; `get_vs_floor` and `create_vs_floor` are the service's req/s ÷ the
- * floor's in the same round (median).
+ * floor's in the same round (median). On PostgreSQL, `get_db_cpu_us` and `create_db_cpu_us` (with
+ * the floor's, `floor_…`) are the database server's CPU per request, every process of it on this
+ * machine, sampled from /proc around each load: what the statements cost PostgreSQL, which the
+ * server process's CPU leaves out (a statement planned afresh on every run showed there only).
  * `--requests` is per operation and round, 12,000 by default: more than the service's in-process
  * caches hold (10,000 derived secrets, request URIs), so that the rounds measure a service that has
  * been running, whose caches are full and evict, not one still filling them. At 3,000 (the
@@ -43,6 +46,7 @@ import {
   benchDatabase,
   load,
   median,
+  postgresCpuMicros,
   REPO_ROOT,
   startBare,
   startService,
@@ -103,6 +107,15 @@ interface DialectFigures {
   /** The service's req/s ÷ the floor's, same round (median): how much of the floor it reaches. */
   get_vs_floor?: number;
   create_vs_floor?: number;
+  /**
+   * PostgreSQL: the database server's CPU per request (every process of it on this machine), the
+   * service's and, with `--floor`, the floor's: what the statements cost the server, which the
+   * service's own CPU leaves out.
+   */
+  get_db_cpu_us?: number;
+  create_db_cpu_us?: number;
+  floor_get_db_cpu_us?: number;
+  floor_create_db_cpu_us?: number;
   /**
    * `--floor`: the floor's work served by Fastify with nothing of the service's (no hooks, schemas
    * or serializer), ÷ the bare server; the service ÷ it; and it ÷ the floor (what Fastify costs).
@@ -175,6 +188,7 @@ const row = (r: LoadResult) =>
 
 async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
   const database = await benchDatabase(dialect);
+  const databaseCpu = dialect === 'postgres' ? postgresCpuMicros : undefined;
   const service = await startService({
     root: values['service-root'],
     databaseUrl: database.url,
@@ -210,7 +224,7 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
         console.log(`\n${dialect}: operation                 req/s     p50 ms   p99 ms  cpu µs/req  errors`);
       for (let round = 0; round < ROUNDS; round++) {
         for (const [name, make] of operations) {
-          const ours = await load(`matricula ${name}`, service, REQUESTS, CONCURRENCY, make, headers);
+          const ours = await load(`matricula ${name}`, service, REQUESTS, CONCURRENCY, make, headers, databaseCpu);
           const base = await load(`bare node:http ${name}`, bare, REQUESTS, CONCURRENCY, make, headers);
           results.set(name, [...(results.get(name) ?? []), [ours, base]]);
           console.log(`${row(ours)}\n${row(base)}\n  round ${round + 1} ratio ${(ours.rps / base.rps).toFixed(3)}`);
@@ -223,7 +237,7 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
         for (const [label, server, runs] of floors) {
           if (!server) continue;
           for (const [name, make] of operations.slice(0, 2)) {
-            const ours = await load(`${label} ${name}`, server, REQUESTS, CONCURRENCY, make, headers);
+            const ours = await load(`${label} ${name}`, server, REQUESTS, CONCURRENCY, make, headers, databaseCpu);
             const base = await load(`bare node:http ${name}`, bare, REQUESTS, CONCURRENCY, make, headers);
             runs.set(name, [...(runs.get(name) ?? []), [ours, base]]);
             console.log(`${row(ours)}\n${row(base)}\n  round ${round + 1} ratio ${(ours.rps / base.rps).toFixed(3)}`);
@@ -239,6 +253,7 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
           bare: median(runs.map(([, b]) => b.rps)),
           p99: median(runs.map(([o]) => o.p99)),
           cpu: median(runs.map(([o]) => o.cpuPerRequest)),
+          databaseCpu: median(runs.map(([o]) => o.databaseCpuPerRequest ?? NaN)),
           bareCpu: median(runs.map(([, b]) => b.cpuPerRequest)),
           errors: runs.reduce((n, [o]) => n + o.errors, 0),
         };
@@ -268,6 +283,15 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
         bare_create_cpu_us: Math.round(create.bareCpu),
         healthz_ratio: round3(healthz.ratio),
         healthz_cpu_us: Math.round(healthz.cpu),
+        ...(dialect === 'postgres'
+          ? { get_db_cpu_us: Math.round(get.databaseCpu!), create_db_cpu_us: Math.round(create.databaseCpu!) }
+          : {}),
+        ...(floorGet && floorCreate && dialect === 'postgres'
+          ? {
+              floor_get_db_cpu_us: Math.round(floorGet.databaseCpu!),
+              floor_create_db_cpu_us: Math.round(floorCreate.databaseCpu!),
+            }
+          : {}),
         ...(floorGet && floorCreate
           ? {
               floor_get_ratio: round3(floorGet.ratio),
@@ -336,7 +360,10 @@ async function main(): Promise<void> {
       console.log(
         `\nfloor (${dialect}), a bare server doing only the key's hash, its read and the session's read or insert:` +
           `\n  get ratio ${f.floor_get_ratio.toFixed(3)}, ${f.floor_get_cpu_us} cpu µs (the service: ${f.get_ratio.toFixed(3)}, ${f.get_cpu_us}; ${f.get_vs_floor?.toFixed(3)} of the floor)` +
-          `\n  create ratio ${f.floor_create_ratio.toFixed(3)}, ${f.floor_create_cpu_us} cpu µs (the service: ${f.create_ratio.toFixed(3)}, ${f.create_cpu_us}; ${f.create_vs_floor?.toFixed(3)} of the floor)`,
+          `\n  create ratio ${f.floor_create_ratio.toFixed(3)}, ${f.floor_create_cpu_us} cpu µs (the service: ${f.create_ratio.toFixed(3)}, ${f.create_cpu_us}; ${f.create_vs_floor?.toFixed(3)} of the floor)` +
+          (f.floor_create_db_cpu_us === undefined
+            ? ''
+            : `\n  PostgreSQL's cpu µs per get ${f.floor_get_db_cpu_us} (the service's: ${f.get_db_cpu_us}), per create ${f.floor_create_db_cpu_us} (the service's: ${f.create_db_cpu_us})`),
       );
   if (calibration.length > 0) {
     console.log('\ncalibration: a bare server doing more work per GET   ratio   cpu µs (bare)   cpu beyond the work');

@@ -110,6 +110,26 @@ function cpuMicrosOf(pid: number): number {
   return ns / 1000;
 }
 
+/**
+ * CPU time of the machine's PostgreSQL server so far, every process of it (backends, WAL writer,
+ * checkpointer and the rest), in microseconds, from Linux /proc: 0 where none runs on this machine.
+ * Sampled around a load, it says what PostgreSQL spent per request, which the server process's
+ * own CPU leaves out.
+ */
+export function postgresCpuMicros(): number {
+  let ns = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (!readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('postgres')) continue;
+      ns += Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the process ended in between
+    }
+  }
+  return ns / 1000;
+}
+
 async function waitUntilAnswering(origin: string, child: ChildProcess, stderr: () => string): Promise<void> {
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null)
@@ -311,6 +331,8 @@ export interface LoadResult {
   errors: number;
   /** CPU time the server process used per request, microseconds. */
   cpuPerRequest: number;
+  /** With `databaseCpu`: CPU time the database server used per request, microseconds. */
+  databaseCpuPerRequest?: number;
   /** The status and body of the first answer of 300 or more, to say what went wrong. */
   firstError?: string;
 }
@@ -319,7 +341,10 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-/** Sends `count` requests with `concurrency` in flight; every request is built by `make(i)`. */
+/**
+ * Sends `count` requests with `concurrency` in flight; every request is built by `make(i)`. With
+ * `databaseCpu` (e.g. {@link postgresCpuMicros}), the database server's CPU per request too.
+ */
 export async function load(
   label: string,
   server: Pick<ServiceProcess, 'origin' | 'cpuMicros'>,
@@ -327,6 +352,7 @@ export async function load(
   concurrency: number,
   make: (i: number) => BenchRequest,
   headers: Record<string, string>,
+  databaseCpu?: () => number,
 ): Promise<LoadResult> {
   const pool = new Pool(server.origin, { connections: concurrency, pipelining: 1 });
   const latencies: number[] = [];
@@ -334,6 +360,7 @@ export async function load(
   let firstError: string | undefined;
   let next = 0;
   const cpuBefore = server.cpuMicros();
+  const databaseCpuBefore = databaseCpu?.();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -354,6 +381,8 @@ export async function load(
   );
   const elapsed = (performance.now() - started) / 1000;
   const cpuPerRequest = (server.cpuMicros() - cpuBefore) / count;
+  const databaseCpuPerRequest =
+    databaseCpu && databaseCpuBefore !== undefined ? (databaseCpu() - databaseCpuBefore) / count : undefined;
   await pool.close();
   latencies.sort((a, b) => a - b);
   return {
@@ -363,6 +392,7 @@ export async function load(
     p99: percentile(latencies, 99),
     errors,
     cpuPerRequest,
+    databaseCpuPerRequest,
     firstError,
   };
 }
