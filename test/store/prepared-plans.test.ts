@@ -15,6 +15,8 @@ import { createEndpoint, emitEvent, within, workerFor } from '../support/webhook
  * varying group sizes, and each connection's counts say whether it settled.
  */
 const POOL_SIZE = 5; // test/support/harness.ts createTestStore
+/** Rounds of the load: each reads its sessions in one statement, so the reads alone run this many times. */
+const ROUNDS = 60;
 
 test(
   'the hot paths run on generic plans [postgres]',
@@ -30,7 +32,7 @@ test(
     const worker = workerFor(h);
     await worker.start();
     let delivered = 0;
-    for (let round = 0; round < 40; round++) {
+    for (let round = 0; round < ROUNDS; round++) {
       const n = 1 + (round % 7);
       const created = await Promise.all(
         Array.from({ length: n }, () =>
@@ -84,11 +86,13 @@ test(
       'matricula_claim_due_deliveries',
       'matricula_record_deliveries',
     ];
-    for (const name of hot)
-      assert.ok(
-        counts.some((c) => c.name === name && c.generic + c.custom > 10),
-        `${name} ran more than ten times on one connection: ${JSON.stringify(counts)}`,
-      );
+    // Runs spread over the pool's connections as the load falls (unevenly under a busy machine).
+    // More than five per connection in all means more than five on at least one: there, a
+    // statement planned afresh every time shows more than five fresh plans.
+    for (const name of hot) {
+      const runs = counts.filter((c) => c.name === name).reduce((n, c) => n + c.generic + c.custom, 0);
+      assert.ok(runs > 5 * POOL_SIZE, `${name} ran ${runs} times: ${JSON.stringify(counts)}`);
+    }
     const replanned = counts.filter((c) => c.custom > 5);
     assert.deepEqual(replanned, [], 'no statement planned afresh past its first five runs');
   },
