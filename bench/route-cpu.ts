@@ -56,7 +56,7 @@ const service = await startService({
   compiled: false,
 });
 try {
-  const { headers, createBody, sessionId } = await tenantWithSession(service, database.url);
+  const { headers, createBody, sessionId } = await tenantWithSession(service, database.url, values['service-root']);
   const make = (): BenchRequest =>
     operation === 'create'
       ? { method: 'POST', path: '/verification/v1/sessions', body: createBody }

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     inspect: true,
   });
   try {
-    const { headers, createBody, sessionId } = await tenantWithSession(service, database.url);
+    const { headers, createBody, sessionId } = await tenantWithSession(service, database.url, values['service-root']);
     const make = (i: number): BenchRequest =>
       i % 4 === 3
         ? { method: 'POST', path: '/verification/v1/sessions', body: createBody }

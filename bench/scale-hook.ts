@@ -6,6 +6,7 @@
  * batches leave to requests (services/batches.ts, timed by wrapping its REAL_PACING), and its wall
  * time (`wallMs`). Nothing else of the service changes.
  */
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -19,10 +20,14 @@ interface JobLike {
 const periodic = (await import(pathToFileURL(resolve('src/jobs/periodic.ts')).href)) as {
   PeriodicJob: { prototype: { start(): void } };
 };
-const batches = (await import(pathToFileURL(resolve('src/services/batches.ts')).href)) as {
-  REAL_PACING?: { pause(ms: number, signal?: AbortSignal): Promise<void> };
-};
-// A checkout from before the pacing was exported: its runs are timed whole, pauses included.
+// A checkout from before the pacing was exported (or before its batches had a module): its runs
+// are timed whole, pauses included.
+const batchesPath = resolve('src/services/batches.ts');
+const batches = existsSync(batchesPath)
+  ? ((await import(pathToFileURL(batchesPath).href)) as {
+      REAL_PACING?: { pause(ms: number, signal?: AbortSignal): Promise<void> };
+    })
+  : {};
 let pausedMs = 0;
 const pacing = batches.REAL_PACING;
 if (pacing) {

@@ -198,7 +198,11 @@ async function benchDialect(dialect: BenchDialect): Promise<DialectFigures> {
   });
   try {
     // Bodies the bare server answers with: exactly what Matricula answered.
-    const { headers, createBody, sessionId, createdJson, readJson } = await tenantWithSession(service, database.url);
+    const { headers, createBody, sessionId, createdJson, readJson } = await tenantWithSession(
+      service,
+      database.url,
+      values['service-root'],
+    );
     answered ??= { create: createdJson, read: readJson };
     const bare = await startBare(createdJson, readJson);
     const floor = values.floor ? await startBare(createdJson, readJson, 0, database.url) : undefined;

@@ -9,12 +9,12 @@ import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { Pool, WebSocket } from 'undici';
-import { systemClock } from '../src/domain/clock.ts';
-import { createOrganization } from '../src/services/organizations.ts';
-import { openStore } from '../src/store/db.ts';
+import type * as ClockModule from '../src/domain/clock.ts';
+import type * as OrganizationsModule from '../src/services/organizations.ts';
+import type * as DbModule from '../src/store/db.ts';
 import { unusedPort } from '../test/support/server.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -273,8 +273,16 @@ export interface Tenant {
   createBody: string;
 }
 
-/** An organization with an application and a key, written straight to the service's database. */
-export async function createTenant(databaseUrl: string): Promise<Tenant> {
+/**
+ * An organization with an application and a key, written straight to the service's database by
+ * the code of the checkout at `root` (this one by default): an older service's database has an
+ * older schema, which this checkout's code may not fit.
+ */
+export async function createTenant(databaseUrl: string, root = REPO_ROOT): Promise<Tenant> {
+  const from = <T>(path: string): Promise<T> => import(pathToFileURL(join(root, path)).href) as Promise<T>;
+  const { openStore } = await from<typeof DbModule>('src/store/db.ts');
+  const { createOrganization } = await from<typeof OrganizationsModule>('src/services/organizations.ts');
+  const { systemClock } = await from<typeof ClockModule>('src/domain/clock.ts');
   const store = await openStore(databaseUrl);
   try {
     const org = await createOrganization(
@@ -302,9 +310,16 @@ export interface TenantWithSession extends Tenant {
   readJson: string;
 }
 
-/** A tenant (see {@link createTenant}) and one session created through the running service. */
-export async function tenantWithSession(service: ServiceProcess, databaseUrl: string): Promise<TenantWithSession> {
-  const tenant = await createTenant(databaseUrl);
+/**
+ * A tenant (see {@link createTenant}, written by the code at `root`: the service's checkout) and
+ * one session created through the running service.
+ */
+export async function tenantWithSession(
+  service: ServiceProcess,
+  databaseUrl: string,
+  root = REPO_ROOT,
+): Promise<TenantWithSession> {
+  const tenant = await createTenant(databaseUrl, root);
   const created = await fetch(`${service.origin}/verification/v1/sessions`, {
     method: 'POST',
     headers: { ...tenant.headers, 'content-type': 'application/json' },
