@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { PG_SKIP_MESSAGE, startHarness, type Harness, type Tenant } from '../support/harness.ts';
+import { PG_SKIP_MESSAGE, startHarness, TEST_POOL_SIZE, type Harness, type Tenant } from '../support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { createEndpoint, emitEvent, within, workerFor } from '../support/webhooks.ts';
 
@@ -14,7 +14,6 @@ import { createEndpoint, emitEvent, within, workerFor } from '../support/webhook
  * an event's deliveries, a running worker's claims and records of attempts) runs under a load of
  * varying group sizes, and each connection's counts say whether it settled.
  */
-const POOL_SIZE = 5; // test/support/harness.ts createTestStore
 /** Rounds of the load: each reads its sessions in one statement, so the reads alone run this many times. */
 const ROUNDS = 60;
 
@@ -31,37 +30,40 @@ test(
     await createEndpoint(h, tenant, receiver.url);
     const worker = workerFor(h);
     await worker.start();
-    let delivered = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      const n = 1 + (round % 7);
-      const created = await Promise.all(
-        Array.from({ length: n }, () =>
-          h.app.inject({
-            method: 'POST',
-            url: '/verification/v1/sessions',
-            headers: tenant.auth,
-            payload: { appId: tenant.appId, purpose: 'Plans', requiredClaims: ['is_active_student'] },
-          }),
-        ),
-      );
-      const read = await Promise.all(
-        created.map((res) =>
-          h.app.inject({
-            method: 'GET',
-            url: `/verification/v1/sessions/${(JSON.parse(res.body) as { data: { sessionId: string } }).data.sessionId}`,
-            headers: tenant.auth,
-          }),
-        ),
-      );
-      assert.deepEqual(
-        [...created, ...read].map((res) => res.statusCode),
-        [...created.map(() => 201), ...read.map(() => 200)],
-      );
-      await Promise.all(Array.from({ length: n }, () => emitEvent(h, tenant)));
-      delivered += 2 * n;
-      await within(5_000, receiver.waitForRequests(delivered), `${delivered} deliveries`);
+    try {
+      let delivered = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        const n = 1 + (round % 7);
+        const created = await Promise.all(
+          Array.from({ length: n }, () =>
+            h.app.inject({
+              method: 'POST',
+              url: '/verification/v1/sessions',
+              headers: tenant.auth,
+              payload: { appId: tenant.appId, purpose: 'Plans', requiredClaims: ['is_active_student'] },
+            }),
+          ),
+        );
+        const read = await Promise.all(
+          created.map((res) =>
+            h.app.inject({
+              method: 'GET',
+              url: `/verification/v1/sessions/${(JSON.parse(res.body) as { data: { sessionId: string } }).data.sessionId}`,
+              headers: tenant.auth,
+            }),
+          ),
+        );
+        assert.deepEqual(
+          [...created, ...read].map((res) => res.statusCode),
+          [...created.map(() => 201), ...read.map(() => 200)],
+        );
+        await Promise.all(Array.from({ length: n }, () => emitEvent(h, tenant)));
+        delivered += 2 * n;
+        await within(5_000, receiver.waitForRequests(delivered), `${delivered} deliveries`);
+      }
+    } finally {
+      await worker.stop();
     }
-    await worker.stop();
 
     // Every connection of the pool at once, each reading its own statements' counts.
     const counts: Array<{ name: string; generic: number; custom: number }> = [];
@@ -69,9 +71,9 @@ test(
     let allThere!: () => void;
     const everyConnection = new Promise<void>((resolve) => (allThere = resolve));
     await Promise.all(
-      Array.from({ length: POOL_SIZE }, () =>
+      Array.from({ length: TEST_POOL_SIZE }, () =>
         h.store.db.connection().execute(async (connection) => {
-          if (++arrived === POOL_SIZE) allThere();
+          if (++arrived === TEST_POOL_SIZE) allThere();
           await everyConnection;
           const { rows } = await sql<{ name: string; generic: number; custom: number }>`select name,
           generic_plans as generic, custom_plans as custom from pg_prepared_statements`.execute(connection);
@@ -91,7 +93,7 @@ test(
     // statement planned afresh every time shows more than five fresh plans.
     for (const name of hot) {
       const runs = counts.filter((c) => c.name === name).reduce((n, c) => n + c.generic + c.custom, 0);
-      assert.ok(runs > 5 * POOL_SIZE, `${name} ran ${runs} times: ${JSON.stringify(counts)}`);
+      assert.ok(runs > 5 * TEST_POOL_SIZE, `${name} ran ${runs} times: ${JSON.stringify(counts)}`);
     }
     const replanned = counts.filter((c) => c.custom > 5);
     assert.deepEqual(replanned, [], 'no statement planned afresh past its first five runs');

@@ -205,7 +205,7 @@ forEachDialect('session inserts, grouped', (dialect) => {
     // A prepared statement is planned afresh for its first five runs, then kept on its generic plan
     // unless that plan's estimated cost is above the fresh plans' average. When the estimate counts
     // the arrays' elements (known in a fresh plan, ten in the generic one), groups smaller than ten
-    // look cheaper planned afresh, and every group was: a plan per create under load, a third of
+    // look cheaper planned afresh, and every group was: a plan per create under load, a quarter of
     // PostgreSQL's CPU per session (bench/README.md, 28th sitting).
     const executions = 16;
     const counts = await db.store.db.connection().execute(async (connection) => {

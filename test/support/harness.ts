@@ -55,6 +55,9 @@ export function forEachDialect(name: string, body: (dialect: DialectName) => voi
   else describe(`${name} [postgres]`, () => test(`${name} [postgres]`, { skip: PG_SKIP_MESSAGE }, () => {}));
 }
 
+/** Connections of a test store's PostgreSQL pool (a test that reads every connection's state needs their number). */
+export const TEST_POOL_SIZE = 5;
+
 export interface TestStore {
   store: Store;
   /** The URL another process (CLI, worker) can open the same database with. */
@@ -84,7 +87,7 @@ export async function createTestStore(dialect: DialectName): Promise<TestStore> 
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const store = await underSchemaLock(async () => {
-    const opened = await openStore(PG_URL!, { schema, poolSize: 5 });
+    const opened = await openStore(PG_URL!, { schema, poolSize: TEST_POOL_SIZE });
     await retryingCatalogueRaces(schema, () => migrate(opened));
     return opened;
   });
@@ -93,7 +96,7 @@ export async function createTestStore(dialect: DialectName): Promise<TestStore> 
     store,
     url,
     schema,
-    openAnother: () => openStore(PG_URL!, { schema, poolSize: 5 }),
+    openAnother: () => openStore(PG_URL!, { schema, poolSize: TEST_POOL_SIZE }),
     drop: async () => {
       await store.close();
       await underSchemaLock(async (client) => {
